@@ -1,0 +1,134 @@
+// trainlint command line: `trainlint [PATH...]`, `trainlint rules`, `trainlint explain CODE`.
+// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <sstream>
+
+#include "analyzer/core/engine.h"
+#include "analyzer/report/report.h"
+#include "rules/registry.h"
+
+namespace {
+
+std::vector<std::string> split_commas(const std::vector<std::string>& in) {
+  std::vector<std::string> out;
+  for (auto& s : in) {
+    std::stringstream ss(s);
+    std::string part;
+    while (std::getline(ss, part, ','))
+      if (!part.empty()) out.push_back(part);
+  }
+  return out;
+}
+
+int cmd_rules(bool all) {
+  for (auto& r : tl::registry()) {
+    if (!all && !r.check) continue;
+    std::printf("%s  %-34s %-8s %-13s %s%s\n", std::string(r.code).c_str(), std::string(r.slug).c_str(),
+                std::string(tl::severity_name(r.severity)).c_str(), std::string(r.languages).c_str(),
+                std::string(r.summary).c_str(), r.check ? "" : "  (not yet implemented for Python)");
+  }
+  return 0;
+}
+
+int cmd_explain(const std::string& code) {
+  const tl::RuleInfo* r = tl::find_rule(code);
+  if (!r) {
+    std::cerr << "trainlint: error: unknown rule '" << code << "'; `trainlint rules --all` lists them\n";
+    return 2;
+  }
+  std::string_view doc = tl::rule_doc(r->code);
+  std::cout << r->code << " " << r->slug << " (default severity: " << tl::severity_name(r->severity)
+            << "; languages: " << r->languages << "; runtime probe: " << r->probe << ")\n\n";
+  if (doc.empty())
+    std::cout << r->summary << ".\n\nThis rule is in the catalog but not implemented yet.\n";
+  else
+    std::cout << doc;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"trainlint: finds the habits in deep-learning training code that leave a GPU idle"};
+  app.set_version_flag("--version", "trainlint 0.1.0");
+  std::vector<std::string> paths, select, ignore;
+  std::string format = "text", fail_on = "warning", color = "auto";
+  unsigned jobs = 0;
+  bool quiet = false;
+  app.add_option("paths", paths, "Python files or folders (folders are searched recursively)");
+  app.add_option("--select", select, "Only these rules: codes, slugs or code prefixes (TL1), comma-separated")
+      ->take_all();
+  app.add_option("--ignore", ignore, "Skip these rules: codes, slugs or code prefixes, comma-separated")->take_all();
+  app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  app.add_option("--fail-on", fail_on, "Exit 1 when a finding has at least this severity")
+      ->check(CLI::IsMember({"error", "warning", "info"}));
+  app.add_option("-j,--jobs", jobs, "Worker threads (default: all cores)");
+  app.add_option("--color", color, "Colour the text output")->check(CLI::IsMember({"auto", "always", "never"}));
+  app.add_flag("-q,--quiet", quiet, "Print findings only: no source excerpts or summary");
+
+  auto* rules = app.add_subcommand("rules", "List the rules");
+  bool all_rules = false;
+  rules->add_flag("--all", all_rules, "Include catalog rules that are not implemented yet");
+  auto* explain = app.add_subcommand("explain", "Explain one rule: what it finds and why it costs GPU time");
+  std::string code;
+  explain->add_option("code", code, "A rule code or slug (TL101, gc-collect-per-step)")->required();
+  app.require_subcommand(0, 1);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  if (*rules) return cmd_rules(all_rules);
+  if (*explain) return cmd_explain(code);
+  if (paths.empty()) {
+    std::cerr << "trainlint: error: no paths given (try `trainlint train.py` or `trainlint .`)\n";
+    return 2;
+  }
+
+  tl::LintOptions opts;
+  opts.select = split_commas(select);
+  opts.ignore = split_commas(ignore);
+  for (auto& s : opts.select)
+    if (s != "ALL" && s != "all" && !tl::find_rule(s) && !(s.size() < 5 && (s[0] == 'T' || s[0] == 't'))) {
+      std::cerr << "trainlint: error: --select: unknown rule '" << s << "'\n";
+      return 2;
+    }
+  for (auto& s : opts.ignore)
+    if (!tl::find_rule(s) && !(s.size() < 5 && (s[0] == 'T' || s[0] == 't'))) {
+      std::cerr << "trainlint: error: --ignore: unknown rule '" << s << "'\n";
+      return 2;
+    }
+  opts.threads = jobs;
+  tl::LintResult res;
+  try {
+    res = tl::lint_paths(paths, opts);
+  } catch (const std::exception& e) {
+    std::cerr << "trainlint: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  if (format == "json") {
+    tl::report::write_json(std::cout, res);
+  } else {
+    tl::report::TextOptions to;
+    to.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
+    to.show_source = !quiet;
+    if (quiet) {
+      // findings only
+      tl::LintResult copy;
+      tl::report::write_text(std::cout, std::cerr, res, to);
+    } else {
+      tl::report::write_text(std::cout, std::cerr, res, to);
+    }
+  }
+  std::cout.flush();
+  if (res.io_error) return 2;
+  auto threshold = *tl::parse_severity(fail_on);
+  for (auto& f : res.findings)
+    if (f.severity >= threshold) return 1;
+  return 0;
+}

@@ -1,0 +1,44 @@
+// SourceFile: one file's bytes and a line index. Offsets are bytes everywhere inside trainlint;
+// columns are converted (code points for humans, UTF-16 for LSP) only at the edges.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tl {
+
+struct LineCol {
+  uint32_t line = 0;  // 1-based
+  uint32_t col = 0;   // 1-based, in Unicode code points
+};
+
+class SourceFile {
+ public:
+  SourceFile() = default;
+  SourceFile(std::string path, std::string text);
+
+  const std::string& path() const { return path_; }
+  const std::string& text() const { return text_; }
+  std::string_view slice(uint32_t begin, uint32_t end) const;
+
+  uint32_t line_count() const { return static_cast<uint32_t>(line_starts_.size()); }
+  // 0-based line index of a byte offset.
+  uint32_t line_index(uint32_t offset) const;
+  LineCol line_col(uint32_t offset) const;
+  // The text of a 1-based line, without its line terminator.
+  std::string_view line_text(uint32_t line) const;
+  uint32_t line_start(uint32_t line) const;  // 1-based line -> byte offset
+  // UTF-16 column (0-based) of a byte offset, for the LSP edge.
+  uint32_t utf16_col(uint32_t offset) const;
+
+ private:
+  std::string path_;
+  std::string text_;
+  std::vector<uint32_t> line_starts_;
+};
+
+// Validates UTF-8; returns the byte offset of the first invalid sequence, or npos.
+size_t first_invalid_utf8(std::string_view s);
+
+}  // namespace tl

@@ -1,0 +1,185 @@
+#include "analyzer/python/guards.h"
+
+namespace tl::py {
+
+void collect_assigned_names(const Tree& t, NodeId n, std::unordered_set<std::string>& out) {
+  std::vector<std::pair<NodeId, int>> stack{{n, 0}};
+  auto add_target = [&](auto& self, NodeId tg) -> void {
+    if (tg == kNone) return;
+    switch (t.kind(tg)) {
+      case K::Identifier: out.insert(std::string(t.text(tg))); break;
+      case K::Attribute: {
+        std::string d = dotted_text(t, tg);
+        if (!d.empty()) out.insert(d);
+        break;
+      }
+      case K::Subscript: {
+        NodeId v = t.field(tg, F::Value);
+        std::string d = dotted_text(t, v);
+        if (!d.empty()) out.insert(d);
+        break;
+      }
+      case K::PatternList: case K::TuplePattern: case K::ListPattern: case K::Tuple: case K::List:
+      case K::ParenthesizedExpression: case K::ListSplatPattern: case K::ListSplat:
+        for (NodeId c : t.named_children(tg)) self(self, c);
+        break;
+      default: break;
+    }
+  };
+  while (!stack.empty()) {
+    auto [x, d] = stack.back();
+    stack.pop_back();
+    K k = t.kind(x);
+    if (x != n && (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda)) continue;
+    switch (k) {
+      case K::Assignment: case K::AugmentedAssignment: add_target(add_target, t.field(x, F::Left)); break;
+      case K::ForStatement: case K::ForInClause: add_target(add_target, t.field(x, F::Left)); break;
+      case K::NamedExpression: add_target(add_target, t.field(x, F::Name)); break;
+      case K::AsPattern: {
+        NodeId al = t.field(x, F::Alias);
+        if (al != kNone) add_target(add_target, t.first_named_child(al) != kNone ? t.first_named_child(al) : al);
+        break;
+      }
+      default: break;
+    }
+    if (d > 1000) continue;
+    for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling) stack.emplace_back(c, d + 1);
+  }
+}
+
+namespace {
+
+bool reads_varying_name(const GuardContext& g, const std::string& dotted) {
+  if (!g.varying || dotted.empty()) return false;
+  size_t pos = 0;
+  while (true) {
+    size_t dot = dotted.find('.', pos);
+    std::string prefix = dotted.substr(0, dot);
+    if (g.varying->count(prefix)) return true;
+    if (dot == std::string::npos) return false;
+    pos = dot + 1;
+  }
+}
+
+bool is_clock_or_random(std::string_view q) {
+  return q.rfind("time.", 0) == 0 || q.rfind("random.", 0) == 0 || q.rfind("datetime.", 0) == 0 ||
+         q.rfind("numpy.random.", 0) == 0 || q.rfind("torch.rand", 0) == 0;
+}
+
+}  // namespace
+
+bool is_varying_expr(const GuardContext& g, NodeId cond) {
+  const Tree& t = g.mod->tree;
+  if (cond == kNone) return false;
+  std::vector<std::pair<NodeId, int>> stack{{cond, 0}};
+  while (!stack.empty()) {
+    auto [x, d] = stack.back();
+    stack.pop_back();
+    switch (t.kind(x)) {
+      case K::BinaryOperator: {
+        if (t.operator_text(x) == "%") {
+          NodeId l = t.field(x, F::Left);
+          if (!(l != kNone && (t.is(l, K::String) || t.is(l, K::ConcatenatedString)))) return true;
+        }
+        break;
+      }
+      case K::Identifier:
+        if (reads_varying_name(g, std::string(t.text(x)))) return true;
+        continue;
+      case K::Attribute: {
+        std::string d2 = dotted_text(t, x);
+        if (!d2.empty()) {
+          if (reads_varying_name(g, d2)) return true;
+          continue;  // the whole chain was checked
+        }
+        break;
+      }
+      case K::Call: {
+        NodeId callee = t.field(x, F::Function);
+        std::string q = g.model->qualified_name(*g.mod, callee);
+        if (is_clock_or_random(q)) return true;
+        // the callee itself is a name, not a read of changing state: check only its receiver chain
+        if (callee != kNone && t.is(callee, K::Attribute)) {
+          NodeId obj = t.field(callee, F::Object);
+          if (obj != kNone) stack.emplace_back(obj, d + 1);
+        }
+        NodeId args = t.field(x, F::Arguments);
+        if (args != kNone) stack.emplace_back(args, d + 1);
+        continue;
+      }
+      case K::Lambda: continue;
+      default: break;
+    }
+    if (d > 400) continue;
+    for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+      if (t[c].named) stack.emplace_back(c, d + 1);
+  }
+  return false;
+}
+
+namespace {
+
+NodeId last_statement(const Tree& t, NodeId block) {
+  NodeId last = kNone;
+  for (NodeId c = t[block].first_child; c != kNone; c = t[c].next_sibling)
+    if (t[c].named && !t.is(c, K::Comment)) last = c;
+  return last;
+}
+
+// `if <cond>: ... continue` (or `return` in a function body) before `child` in `block`.
+bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
+  const Tree& t = g.mod->tree;
+  for (NodeId s = t[block].first_child; s != kNone && s != child; s = t[s].next_sibling) {
+    if (!t.is(s, K::IfStatement)) continue;
+    NodeId cons = t.field(s, F::Consequence);
+    if (cons == kNone) continue;
+    NodeId last = last_statement(t, cons);
+    if (last == kNone) continue;
+    bool exits = t.is(last, K::ContinueStatement) || (g.function_body && t.is(last, K::ReturnStatement));
+    if (!exits) continue;
+    if (is_varying_expr(g, t.field(s, F::Condition))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool is_guarded(const GuardContext& g, NodeId node) {
+  const Tree& t = g.mod->tree;
+  NodeId child = node;
+  for (NodeId p = t.parent(node); p != kNone && child != g.boundary; child = p, p = t.parent(p)) {
+    switch (t.kind(p)) {
+      case K::IfStatement: {
+        NodeId cond = t.field(p, F::Condition);
+        if (child != cond && is_varying_expr(g, cond)) return true;
+        break;
+      }
+      case K::ElifClause: {
+        NodeId cond = t.field(p, F::Condition);
+        if (child != cond && is_varying_expr(g, cond)) return true;
+        break;
+      }
+      case K::ConditionalExpression: {
+        auto kids = t.named_children(p);
+        if (kids.size() == 3 && child != kids[1] && is_varying_expr(g, kids[1])) return true;
+        break;
+      }
+      case K::BooleanOperator: {
+        NodeId left = t.field(p, F::Left);
+        if (child != left && is_varying_expr(g, left)) return true;
+        break;
+      }
+      case K::IfClause: break;
+      case K::ExceptClause: case K::ExceptGroupClause: case K::CaseClause:
+        return true;  // runs only on an exception / a matching case: never assumed per step
+      case K::Block:
+        if (skipped_by_early_exit(g, p, child)) return true;
+        break;
+      default: break;
+    }
+    if (p == g.boundary) break;
+  }
+  return false;
+}
+
+}  // namespace tl::py

@@ -1,0 +1,768 @@
+#include "analyzer/python/model.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+#include "analyzer/python/collect.h"
+#include "analyzer/python/guards.h"
+
+namespace tl::py {
+
+// ---- small helpers ----------------------------------------------------------------------
+
+std::string_view last_component(std::string_view d) {
+  auto p = d.rfind('.');
+  return p == std::string_view::npos ? d : d.substr(p + 1);
+}
+
+bool icontains(std::string_view hay, std::string_view needle) {
+  if (needle.size() > hay.size()) return false;
+  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
+    size_t k = 0;
+    while (k < needle.size() &&
+           std::tolower(static_cast<unsigned char>(hay[i + k])) == std::tolower(static_cast<unsigned char>(needle[k])))
+      ++k;
+    if (k == needle.size()) return true;
+  }
+  return false;
+}
+
+std::string dotted_text(const Tree& t, NodeId n) {
+  if (n == kNone) return {};
+  if (t.is(n, K::Identifier)) return std::string(t.text(n));
+  if (t.is(n, K::Attribute)) {
+    NodeId o = t.field(n, F::Object), a = t.field(n, F::Attribute);
+    if (o == kNone || a == kNone) return {};
+    std::string base = dotted_text(t, o);
+    if (base.empty()) return {};
+    return base + "." + std::string(t.text(a));
+  }
+  return {};
+}
+
+std::string string_literal_value(const Tree& t, NodeId n) {
+  if (n == kNone || !t.is(n, K::String)) return {};
+  std::string_view s = t.text(n);
+  size_t i = 0;
+  while (i < s.size() && std::isalpha(static_cast<unsigned char>(s[i]))) {
+    if (s[i] == 'f' || s[i] == 'F') return {};  // f-strings are not literals
+    ++i;
+  }
+  s.remove_prefix(i);
+  size_t q = (s.size() >= 6 && (s.substr(0, 3) == "\"\"\"" || s.substr(0, 3) == "'''")) ? 3 : 1;
+  if (s.size() < 2 * q) return {};
+  return std::string(s.substr(q, s.size() - 2 * q));
+}
+
+std::string_view loop_kind_name(LoopKind k) {
+  switch (k) {
+    case LoopKind::TrainStep: return "training step loop";
+    case LoopKind::EvalStep: return "evaluation step loop";
+    case LoopKind::Epoch: return "epoch loop";
+    default: return "loop";
+  }
+}
+
+Function* Class::find_method(std::string_view name, int depth) const {
+  auto it = methods.find(name);
+  if (it != methods.end()) return it->second;
+  if (depth > 8) return nullptr;
+  for (Class* b : local_bases)
+    if (b != this)
+      if (Function* f = b->find_method(name, depth + 1)) return f;
+  return nullptr;
+}
+
+bool Class::derives_from(std::initializer_list<std::string_view> qnames, int depth) const {
+  for (auto& b : bases)
+    for (auto q : qnames)
+      if (b == q) return true;
+  if (depth > 8) return false;
+  for (Class* b : local_bases)
+    if (b != this && b->derives_from(qnames, depth + 1)) return true;
+  return false;
+}
+
+Function* Module::enclosing_function(NodeId n) const {
+  for (NodeId p = n; p != kNone; p = tree.parent(p))
+    if (tree.is(p, K::FunctionDefinition)) {
+      auto it = fn_by_def.find(p);
+      return it == fn_by_def.end() ? nullptr : it->second;
+    }
+  return nullptr;
+}
+
+bool ValueSet::is_truthy_literal(const Literal& l) const {
+  switch (l.kind) {
+    case Literal::Kind::Bool: return l.text == "True";
+    case Literal::Kind::None: return false;
+    case Literal::Kind::Int: return l.text != "0";
+    case Literal::Kind::Float: return l.text != "0.0" && l.text != "0";
+    case Literal::Kind::Str: return !l.text.empty();
+  }
+  return false;
+}
+
+// ---- ProgramModel ---------------------------------------------------------------------
+
+ProgramModel::ProgramModel() = default;
+ProgramModel::~ProgramModel() = default;
+ProgramModel::ProgramModel(ProgramModel&&) noexcept = default;
+ProgramModel& ProgramModel::operator=(ProgramModel&&) noexcept = default;
+
+
+const Scope* ProgramModel::scope_at(const Module& m, NodeId n) const {
+  Function* f = m.enclosing_function(n);
+  // A function's own name and decorators belong to the enclosing scope, its body to its own.
+  if (f && (n == f->def || (f->body != kNone && !m.tree.contains(f->body, n)))) {
+    bool in_params = false;
+    NodeId params = m.tree.field(f->def, F::Parameters);
+    if (params != kNone && m.tree.contains(params, n)) in_params = true;
+    if (!in_params || true) f = f->outer;
+  }
+  return f ? &f->scope : &m.scope;
+}
+
+namespace {
+std::string path_key(const std::string& p) {
+  return std::filesystem::path(p).lexically_normal().generic_string();
+}
+}  // namespace
+
+Module* ProgramModel::module_for(std::string_view qname, std::string* rest) const {
+  // Longest dotted prefix of qname that names an analysed module.
+  std::string q(qname);
+  while (!q.empty()) {
+    auto it = by_dotted_.find(q);
+    if (it != by_dotted_.end() && !it->second.empty()) {
+      if (rest) *rest = qname.size() > q.size() ? std::string(qname.substr(q.size() + 1)) : std::string();
+      return it->second.front();
+    }
+    auto p = q.rfind('.');
+    if (p == std::string::npos) break;
+    q.resize(p);
+  }
+  return nullptr;
+}
+
+ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const Scope* scope, int depth) const {
+  Resolved r;
+  const Tree& t = m.tree;
+  if (expr == kNone || depth > 10) return r;
+  auto from_qname = [&](const std::string& qn, const Module& from) -> Resolved {
+    Resolved out;
+    std::string q = qn;
+    if (!q.empty() && q[0] == '.') {
+      // Relative import: resolve against the importing file's directory.
+      size_t dots = 0;
+      while (dots < q.size() && q[dots] == '.') ++dots;
+      std::filesystem::path dir = std::filesystem::path(from.path).parent_path();
+      for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
+      std::string remain = q.substr(dots);
+      std::vector<std::string> comps;
+      size_t s = 0;
+      while (s <= remain.size() && !remain.empty()) {
+        size_t e = remain.find('.', s);
+        comps.push_back(remain.substr(s, e == std::string::npos ? std::string::npos : e - s));
+        if (e == std::string::npos) break;
+        s = e + 1;
+      }
+      for (size_t take = comps.size() + 1; take-- > 0;) {
+        std::filesystem::path p = dir;
+        for (size_t i = 0; i < take; ++i) p /= comps[i];
+        for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
+          auto it = by_dotted_.find("@path:" + path_key(cand));
+          if (it != by_dotted_.end() && !it->second.empty()) {
+            out.kind = Resolved::Kind::Module;
+            out.mod = it->second.front();
+            std::string rest;
+            for (size_t i = take; i < comps.size(); ++i) rest += (rest.empty() ? "" : ".") + comps[i];
+            if (rest.empty()) return out;
+            // look the remaining names up in that module
+            std::string first = rest.substr(0, rest.find('.'));
+            auto* bs = out.mod->scope.find_local(first);
+            Resolved inner;
+            if (bs) {
+              for (auto& b : *bs) {
+                if (b.kind == Binding::Kind::Def) { inner.kind = Resolved::Kind::Function; inner.fn = b.fn; }
+                else if (b.kind == Binding::Kind::ClassDef) { inner.kind = Resolved::Kind::Class; inner.cls = b.cls; }
+                else if (b.kind == Binding::Kind::Import && depth < 8) {
+                  Resolved sub;
+                  sub.kind = Resolved::Kind::External;
+                  sub.qname = b.qname;
+                  inner = sub;
+                }
+              }
+            }
+            if (inner.kind == Resolved::Kind::None) {
+              out.kind = Resolved::Kind::None;
+              return out;
+            }
+            return inner;
+          }
+        }
+      }
+      return out;  // an unanalysed relative module: unknown
+    }
+    std::string rest;
+    Module* target = module_for(q, &rest);
+    if (!target || target == &from) {
+      out.kind = Resolved::Kind::External;
+      out.qname = q;
+      return out;
+    }
+    out.kind = Resolved::Kind::Module;
+    out.mod = target;
+    if (rest.empty()) return out;
+    std::string first = rest.substr(0, rest.find('.'));
+    std::string tail = rest.size() > first.size() ? rest.substr(first.size() + 1) : std::string();
+    auto* bs = target->scope.find_local(first);
+    if (!bs) return Resolved{};
+    Resolved inner;
+    for (auto& b : *bs) {
+      if (b.kind == Binding::Kind::Def) { inner = Resolved{}; inner.kind = Resolved::Kind::Function; inner.fn = b.fn; }
+      else if (b.kind == Binding::Kind::ClassDef) { inner = Resolved{}; inner.kind = Resolved::Kind::Class; inner.cls = b.cls; }
+      else if (b.kind == Binding::Kind::Import) {
+        inner = Resolved{};
+        inner.kind = Resolved::Kind::External;
+        inner.qname = b.qname;
+      }
+    }
+    if (inner.kind == Resolved::Kind::External && depth < 8) {
+      std::string full = inner.qname + (tail.empty() ? "" : "." + tail);
+      Resolved again;
+      again.kind = Resolved::Kind::External;
+      again.qname = full;
+      return again;
+    }
+    if (!tail.empty()) {
+      if (inner.kind == Resolved::Kind::Class) {
+        Resolved out2;
+        if (Function* f = inner.cls->find_method(tail)) {
+          out2.kind = Resolved::Kind::Function;
+          out2.fn = f;
+        }
+        return out2;
+      }
+      return Resolved{};
+    }
+    return inner;
+  };
+
+  auto from_bindings = [&](const std::vector<Binding>& bs, const Module& mm, std::string_view name) -> Resolved {
+    Resolved out;
+    // Definitions win (the last one); otherwise an import or a plain alias assignment.
+    const Binding* def = nullptr;
+    const Binding* imp = nullptr;
+    int assigns = 0;
+    const Binding* alias = nullptr;
+    bool other = false;
+    for (auto& b : bs) {
+      switch (b.kind) {
+        case Binding::Kind::Def: case Binding::Kind::ClassDef: def = &b; break;
+        case Binding::Kind::Import: imp = &b; break;
+        case Binding::Kind::Assign:
+          if (b.whole && b.value != kNone) {
+            K vk = mm.tree.kind(b.value);
+            if (vk == K::None) break;  // `x = None` fallbacks do not hide an import
+            ++assigns;
+            alias = &b;
+          } else {
+            other = true;
+          }
+          break;
+        default: other = true; break;
+      }
+    }
+    if (def) {
+      if (def->kind == Binding::Kind::Def) { out.kind = Resolved::Kind::Function; out.fn = def->fn; }
+      else { out.kind = Resolved::Kind::Class; out.cls = def->cls; }
+      return out;
+    }
+    if (other) return out;
+    if (imp && assigns == 0) return from_qname(imp->qname, mm);
+    if (!imp && assigns == 1 && alias) {
+      NodeId v = alias->value;
+      K vk = mm.tree.kind(v);
+      if (vk == K::Identifier || vk == K::Attribute) {
+        if (vk == K::Identifier && mm.tree.text(v) == name) return out;
+        return resolve(mm, v, scope_at(mm, v), depth + 1);
+      }
+      if (vk == K::Call) {
+        // x = SomeAnalysedClass(...): an instance
+        NodeId callee = mm.tree.field(v, F::Function);
+        Resolved c = resolve(mm, callee, scope_at(mm, v), depth + 1);
+        if (c.kind == Resolved::Kind::Class) {
+          out.kind = Resolved::Kind::Instance;
+          out.cls = c.cls;
+        }
+        return out;
+      }
+    }
+    return out;
+  };
+
+  switch (t.kind(expr)) {
+    case K::Identifier: {
+      std::string_view name = t.text(expr);
+      for (const Scope* s = scope; s; s = s->parent) {
+        if (s->globals.count(name)) {
+          s = &m.scope;
+          if (auto* bs = s->find_local(name)) return from_bindings(*bs, m, name);
+          break;
+        }
+        if (auto* bs = s->find_local(name)) return from_bindings(*bs, m, name);
+      }
+      // star imports of analysed modules
+      for (auto& [sm, node] : m.star_imports) {
+        if (!name.empty() && name[0] == '_') continue;
+        if (auto* bs = sm->scope.find_local(name)) return from_bindings(*bs, *sm, name);
+      }
+      for (auto& [base, node] : m.star_import_names) {
+        (void)node;
+        (void)base;
+      }
+      if (!m.star_import_names.empty() && m.star_imports.size() < m.star_import_names.size()) {
+        // An external star import could bring this name: unknown, never a guess.
+        return r;
+      }
+      r.kind = Resolved::Kind::External;
+      r.qname = "builtins." + std::string(name);
+      return r;
+    }
+    case K::Attribute: {
+      NodeId obj = t.field(expr, F::Object), attr = t.field(expr, F::Attribute);
+      if (obj == kNone || attr == kNone) return r;
+      std::string a(t.text(attr));
+      if (t.is(obj, K::Identifier) && t.text(obj) == "self") {
+        Function* f = m.enclosing_function(expr);
+        // find the class of the method (walk out of nested functions)
+        while (f && !f->cls) f = f->outer;
+        if (f && f->cls) {
+          if (Function* meth = f->cls->find_method(a)) {
+            r.kind = Resolved::Kind::Function;
+            r.fn = meth;
+            return r;
+          }
+          auto it = f->cls->attr_values.find(a);
+          if (it != f->cls->attr_values.end() && it->second.size() == 1 && it->second[0] != kNone &&
+              t.is(it->second[0], K::Call)) {
+            NodeId callee = t.field(it->second[0], F::Function);
+            Resolved c = resolve(m, callee, scope_at(m, it->second[0]), depth + 1);
+            if (c.kind == Resolved::Kind::Class) {
+              r.kind = Resolved::Kind::Instance;
+              r.cls = c.cls;
+            }
+          }
+        }
+        return r;
+      }
+      Resolved base = resolve(m, obj, scope, depth + 1);
+      switch (base.kind) {
+        case Resolved::Kind::External:
+          if (base.qname.rfind("builtins.", 0) == 0) return r;  // attribute of a local value
+          r.kind = Resolved::Kind::External;
+          r.qname = base.qname + "." + a;
+          return r;
+        case Resolved::Kind::Module: {
+          if (auto* bs = base.mod->scope.find_local(a)) return from_bindings(*bs, *base.mod, a);
+          // `import pkg.sub` then pkg.sub.f
+          std::string q = base.mod->dotted + "." + a;
+          return from_qname(q, *base.mod);
+        }
+        case Resolved::Kind::Class:
+        case Resolved::Kind::Instance:
+          if (Function* meth = base.cls->find_method(a)) {
+            r.kind = Resolved::Kind::Function;
+            r.fn = meth;
+          }
+          return r;
+        default:
+          return r;
+      }
+    }
+    case K::ParenthesizedExpression: {
+      NodeId in = t.first_named_child(expr);
+      return resolve(m, in, scope, depth + 1);
+    }
+    default:
+      return r;
+  }
+}
+
+std::string ProgramModel::qualified_name(const Module& m, NodeId expr) const {
+  Resolved r = resolve(m, expr, scope_at(m, expr), 0);
+  return r.kind == Resolved::Kind::External ? r.qname : std::string();
+}
+
+Function* ProgramModel::resolve_function(const Module& m, NodeId expr) const {
+  Resolved r = resolve(m, expr, scope_at(m, expr), 0);
+  if (r.kind == Resolved::Kind::Function) return r.fn;
+  return nullptr;
+}
+
+const Class* ProgramModel::class_of(const Module& m, NodeId class_def) const {
+  for (auto& c : m.classes)
+    if (c->def == class_def) return c.get();
+  return nullptr;
+}
+
+const Loop* ProgramModel::loop_of(const Module& m, NodeId loop_node) const {
+  auto it = m.loop_by_node.find(loop_node);
+  return it == m.loop_by_node.end() ? nullptr : &m.loops[it->second];
+}
+
+bool ProgramModel::programs_use_accelerator(const Module& m) const {
+  for (uint32_t p : m.programs)
+    if (programs_[p].uses_accelerator) return true;
+  return false;
+}
+
+// ---- value facts ----------------------------------------------------------------------
+
+namespace {
+std::optional<Literal> literal_of(const Tree& t, NodeId n) {
+  switch (t.kind(n)) {
+    case K::Integer: {
+      std::string s;
+      for (char c : t.text(n))
+        if (c != '_') s.push_back(c);
+      try {
+        size_t idx = 0;
+        long long v = std::stoll(s, &idx, 0);
+        if (idx == s.size()) return Literal{Literal::Kind::Int, std::to_string(v)};
+      } catch (...) {
+      }
+      return Literal{Literal::Kind::Int, s};
+    }
+    case K::Float: return Literal{Literal::Kind::Float, std::string(t.text(n))};
+    case K::True: return Literal{Literal::Kind::Bool, "True"};
+    case K::False: return Literal{Literal::Kind::Bool, "False"};
+    case K::None: return Literal{Literal::Kind::None, "None"};
+    case K::String: {
+      std::string_view s = t.text(n);
+      if (!s.empty() && (s[0] == 'f' || s[0] == 'F')) return std::nullopt;
+      return Literal{Literal::Kind::Str, string_literal_value(t, n)};
+    }
+    case K::UnaryOperator: {
+      NodeId a = t.field(n, F::Argument);
+      if (a == kNone) a = t.first_named_child(n);
+      if (a != kNone && t.operator_text(n) == "-" && t.is(a, K::Integer)) {
+        auto l = literal_of(t, a);
+        if (l) l->text = "-" + l->text;
+        return l;
+      }
+      return std::nullopt;
+    }
+    default: return std::nullopt;
+  }
+}
+}  // namespace
+
+ValueSet ProgramModel::eval(const Module& m, NodeId expr, int depth) const {
+  ValueSet vs;
+  const Tree& t = m.tree;
+  if (expr == kNone || depth > 8) {
+    vs.unknown = true;
+    return vs;
+  }
+  if (auto l = literal_of(t, expr)) {
+    vs.add(*l);
+    return vs;
+  }
+  switch (t.kind(expr)) {
+    case K::ParenthesizedExpression: return eval(m, t.first_named_child(expr), depth + 1);
+    case K::ConditionalExpression: {
+      auto kids = t.named_children(expr);
+      if (kids.size() == 3) {
+        vs.merge(eval(m, kids[0], depth + 1));
+        vs.merge(eval(m, kids[2], depth + 1));
+        return vs;
+      }
+      break;
+    }
+    case K::Call: {
+      // int(x) / bool(x) keep x's value
+      NodeId callee = t.field(expr, F::Function);
+      std::string q = qualified_name(m, callee);
+      if (q == "builtins.int" || q == "builtins.bool") {
+        NodeId args = t.field(expr, F::Arguments);
+        auto kids = args != kNone ? t.named_children(args) : std::vector<NodeId>{};
+        if (kids.size() == 1) return eval(m, kids[0], depth + 1);
+      }
+      break;
+    }
+    case K::Identifier: {
+      std::string_view name = t.text(expr);
+      const Scope* scope = scope_at(m, expr);
+      for (const Scope* s = scope; s; s = s->parent) {
+        const Scope* look = s->globals.count(name) ? &m.scope : s;
+        if (auto* bs = look->find_local(name)) {
+          if (!look->fn && m.has_module_exec) break;  // configurator-style exec may overwrite globals
+          for (auto& b : *bs) {
+            if (b.kind == Binding::Kind::Assign && b.whole && b.value != kNone)
+              vs.merge(eval(m, b.value, depth + 1));
+            else
+              vs.unknown = true;  // parameters, loop targets, imports, augmented assignment...
+          }
+          return vs;
+        }
+        if (look != s) break;
+      }
+      break;
+    }
+    case K::Attribute: {
+      // args.num_workers: argparse defaults plus any assignment to the same attribute path
+      NodeId obj = t.field(expr, F::Object), attr = t.field(expr, F::Attribute);
+      if (obj == kNone || attr == kNone) break;
+      std::string dest(t.text(attr));
+      auto it = argdefs_.find(dest);
+      if (it == argdefs_.end()) break;
+      std::string root = dotted_text(t, obj);
+      bool args_like = false;
+      if (t.is(obj, K::Identifier)) {
+        // bound to parse_args() somewhere, or a parameter carrying the parsed arguments
+        const Scope* scope = scope_at(m, obj);
+        for (const Scope* s = scope; s && !args_like; s = s->parent)
+          if (auto* bs = s->find_local(t.text(obj))) {
+            for (auto& b : *bs) {
+              if (b.value != kNone && t.text(b.value).find("parse_") != std::string_view::npos) args_like = true;
+              if (b.kind == Binding::Kind::Param) {
+                static const char* names[] = {"args", "opt", "opts", "cfg", "config", "hparams", "flags", "FLAGS", "options", "a"};
+                for (auto* nm : names)
+                  if (t.text(obj) == nm) args_like = true;
+              }
+            }
+            break;
+          }
+      }
+      if (!args_like) break;
+      for (ArgDef* d : it->second) {
+        if (!d->has_default) {
+          if (d->action == "store_true") vs.add(Literal{Literal::Kind::Bool, "False"});
+          else if (d->action == "store_false") vs.add(Literal{Literal::Kind::Bool, "True"});
+          else vs.add(Literal{Literal::Kind::None, "None"});
+          continue;
+        }
+        // the default lives in the module that declared it
+        for (auto& mod : modules_) {
+          bool mine = false;
+          for (auto& a : mod->argdefs)
+            if (&a == d) mine = true;
+          if (mine) {
+            vs.merge(eval(*mod, d->default_value, depth + 1));
+            break;
+          }
+        }
+      }
+      // `args.workers = ...` anywhere overrides the default
+      for (auto& mod : modules_)
+        for (auto& c : mod->classes) (void)c;
+      return vs;
+    }
+    default: break;
+  }
+  vs.unknown = true;
+  return vs;
+}
+
+NodeId ProgramModel::keyword_arg(const Module& m, const Call& c, std::string_view kw) const {
+  const Tree& t = m.tree;
+  NodeId args = t.field(c.node, F::Arguments);
+  if (args == kNone) return kNone;
+  for (NodeId a : t.named_children(args))
+    if (t.is(a, K::KeywordArgument)) {
+      NodeId k = t.field(a, F::Name);
+      if (k != kNone && t.text(k) == kw) return t.field(a, F::Value);
+    }
+  return kNone;
+}
+
+NodeId ProgramModel::positional_arg(const Module& m, const Call& c, size_t i) const {
+  const Tree& t = m.tree;
+  NodeId args = t.field(c.node, F::Arguments);
+  if (args == kNone) return kNone;
+  size_t k = 0;
+  for (NodeId a : t.named_children(args)) {
+    K ak = t.kind(a);
+    if (ak == K::KeywordArgument || ak == K::DictionarySplat) continue;
+    if (ak == K::ListSplat) return kNone;
+    if (k++ == i) return a;
+  }
+  return kNone;
+}
+
+size_t ProgramModel::positional_count(const Module& m, const Call& c) const {
+  const Tree& t = m.tree;
+  NodeId args = t.field(c.node, F::Arguments);
+  if (args == kNone) return 0;
+  size_t k = 0;
+  for (NodeId a : t.named_children(args)) {
+    K ak = t.kind(a);
+    if (ak != K::KeywordArgument && ak != K::DictionarySplat) ++k;
+  }
+  return k;
+}
+
+bool ProgramModel::has_splat(const Module& m, const Call& c) const {
+  const Tree& t = m.tree;
+  NodeId args = t.field(c.node, F::Arguments);
+  if (args == kNone) return false;
+  for (NodeId a : t.named_children(args))
+    if (t.is(a, K::ListSplat) || t.is(a, K::DictionarySplat)) return true;
+  return false;
+}
+
+ValueSet ProgramModel::dict_key_values(const Module& m, NodeId d, std::string_view key, int depth) const {
+  ValueSet vs;
+  const Tree& t = m.tree;
+  if (d == kNone || depth > 6) {
+    vs.unknown = true;
+    return vs;
+  }
+  switch (t.kind(d)) {
+    case K::Dictionary: {
+      bool found = false;
+      for (NodeId p : t.named_children(d)) {
+        if (t.is(p, K::Pair)) {
+          NodeId k = t.field(p, F::Key), v = t.field(p, F::Value);
+          if (k != kNone && t.is(k, K::String) && string_literal_value(t, k) == key) {
+            vs = eval(m, v, depth + 1);  // a later key wins
+            found = true;
+          } else if (k != kNone && !t.is(k, K::String)) {
+            vs.unknown = true;
+          }
+        } else if (t.is(p, K::DictionarySplat)) {
+          ValueSet inner = dict_key_values(m, t.first_named_child(p), key, depth + 1);
+          if (!inner.maybe_absent || inner.unknown || !inner.values.empty()) {
+            if (!inner.maybe_absent) { vs = inner; found = true; }
+            else vs.merge(inner);
+          }
+        }
+      }
+      if (!found && vs.values.empty() && !vs.unknown) vs.maybe_absent = true;
+      return vs;
+    }
+    case K::Call: {
+      NodeId callee = t.field(d, F::Function);
+      if (qualified_name(m, callee) == "builtins.dict") {
+        const Call* c = m.call_at(d);
+        if (!c) break;
+        NodeId v = keyword_arg(m, *c, key);
+        if (v != kNone) return eval(m, v, depth + 1);
+        if (has_splat(m, *c) || positional_count(m, *c) > 0) {
+          vs.unknown = true;
+          return vs;
+        }
+        vs.maybe_absent = true;
+        return vs;
+      }
+      break;
+    }
+    case K::Identifier: {
+      std::string_view name = t.text(d);
+      const Scope* scope = scope_at(m, d);
+      const std::vector<Binding>* bs = nullptr;
+      const Scope* owner = nullptr;
+      for (const Scope* s = scope; s && !bs; s = s->parent) {
+        bs = s->find_local(name);
+        owner = s;
+      }
+      if (!bs) break;
+      bool any = false;
+      for (auto& b : *bs) {
+        if (b.kind == Binding::Kind::Assign && b.whole && b.value != kNone) {
+          vs.merge(dict_key_values(m, b.value, key, depth + 1));
+          any = true;
+        } else {
+          vs.unknown = true;
+        }
+      }
+      if (!any) vs.unknown = true;
+      // name.update(...) and name['key'] = v in the same scope add possibilities
+      for (auto& c : m.calls) {
+        if (c.method != "update" || c.receiver == kNone || !t.is(c.receiver, K::Identifier) || t.text(c.receiver) != name)
+          continue;
+        if (scope_at(m, c.node) != owner) continue;
+        NodeId a0 = positional_arg(m, c, 0);
+        ValueSet u;
+        if (a0 != kNone) u = dict_key_values(m, a0, key, depth + 1);
+        NodeId kv = keyword_arg(m, c, key);
+        if (kv != kNone) u = eval(m, kv, depth + 1);
+        if (u.unknown) vs.unknown = true;
+        for (auto& v : u.values) vs.add(v);
+      }
+      return vs;
+    }
+    default: break;
+  }
+  vs.unknown = true;
+  return vs;
+}
+
+ValueSet ProgramModel::keyword_values(const Module& m, const Call& c, std::string_view kw, int pos) const {
+  const Tree& t = m.tree;
+  NodeId v = keyword_arg(m, c, kw);
+  if (v != kNone) return eval(m, v, 0);
+  if (pos >= 0) {
+    NodeId p = positional_arg(m, c, static_cast<size_t>(pos));
+    if (p != kNone) return eval(m, p, 0);
+  }
+  ValueSet vs;
+  NodeId args = t.field(c.node, F::Arguments);
+  bool absent = true;
+  if (args != kNone)
+    for (NodeId a : t.named_children(args)) {
+      if (t.is(a, K::DictionarySplat)) {
+        ValueSet d = dict_key_values(m, t.first_named_child(a), kw, 0);
+        if (!d.maybe_absent) absent = false;
+        d.maybe_absent = false;
+        vs.merge(d);
+      } else if (t.is(a, K::ListSplat) && pos >= 0) {
+        vs.unknown = true;
+      }
+    }
+  vs.maybe_absent = absent;
+  return vs;
+}
+
+std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr) const {
+  std::vector<std::string> out;
+  const Tree& t = m.tree;
+  if (expr == kNone) return out;
+  auto of_value = [&](const Module& mm, NodeId v) {
+    if (v == kNone || !mm.tree.is(v, K::Call)) return;
+    NodeId callee = mm.tree.field(v, F::Function);
+    Resolved r = resolve(mm, callee, scope_at(mm, callee), 0);
+    if (r.kind == Resolved::Kind::External) out.push_back(r.qname);
+    else if (r.kind == Resolved::Kind::Class) out.push_back("class:" + r.cls->qualname);
+  };
+  if (t.is(expr, K::Identifier)) {
+    std::string_view name = t.text(expr);
+    for (const Scope* s = scope_at(m, expr); s; s = s->parent)
+      if (auto* bs = s->find_local(name)) {
+        for (auto& b : *bs)
+          if ((b.kind == Binding::Kind::Assign || b.kind == Binding::Kind::WithTarget) && b.whole) of_value(m, b.value);
+        break;
+      }
+  } else if (t.is(expr, K::Attribute)) {
+    NodeId obj = t.field(expr, F::Object), attr = t.field(expr, F::Attribute);
+    if (obj != kNone && attr != kNone && t.is(obj, K::Identifier) && t.text(obj) == "self") {
+      Function* f = m.enclosing_function(expr);
+      while (f && !f->cls) f = f->outer;
+      if (f && f->cls) {
+        auto it = f->cls->attr_values.find(t.text(attr));
+        if (it != f->cls->attr_values.end())
+          for (NodeId v : it->second) of_value(m, v);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace tl::py

@@ -1,0 +1,316 @@
+// ProgramModel: what rules read. Built in phases:
+//   1. per file, in parallel: parse, collect scopes, bindings, calls, loops, classes (Module)
+//   2. once: index analysed modules by dotted name
+//   3. per file, in parallel: resolve every call to a qualified name or an analysed function
+//   4. once, linear: call-graph facts (optimizer step / backward reached), loop classes
+//      (training step / evaluation step / epoch / other), programs, per-step reach of functions
+// Rules never re-implement loop or guard logic: they ask `runs_every_step`.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "analyzer/core/source_file.h"
+#include "analyzer/python/ast.h"
+
+namespace tl::py {
+
+struct Module;
+struct Function;
+struct Class;
+struct Loop;
+
+struct Binding {
+  enum class Kind : uint8_t { Assign, AugAssign, Param, Import, Def, ClassDef, ForTarget, WithTarget, Global, Other };
+  Kind kind = Kind::Other;
+  NodeId value = kNone;  // Assign: the right-hand side (whole value, even for tuple targets: see `whole`)
+  NodeId stmt = kNone;   // the defining node (assignment, def, import...)
+  bool whole = true;     // Assign: the target was the plain name (not one element of a tuple)
+  std::string qname;     // Import: the imported qualified name ("torch.nn", "torch.utils.data.DataLoader")
+  Function* fn = nullptr;  // Def
+  Class* cls = nullptr;    // ClassDef
+  NodeId default_value = kNone;  // Param: its default, if any
+};
+
+struct Scope {
+  Scope* parent = nullptr;   // enclosing function scope, then the module scope (class scopes are skipped)
+  Function* fn = nullptr;    // null for the module scope
+  std::unordered_map<std::string_view, std::vector<Binding>> names;
+  std::unordered_set<std::string_view> globals;  // names declared `global` here
+  const std::vector<Binding>* find_local(std::string_view n) const {
+    auto it = names.find(n);
+    return it == names.end() ? nullptr : &it->second;
+  }
+};
+
+struct Function {
+  uint32_t id = 0;  // index in Program::functions()
+  Module* mod = nullptr;
+  NodeId def = kNone;   // function_definition
+  NodeId body = kNone;  // block
+  std::string_view name;
+  std::string qualname;  // Class.method / outer.<locals>.inner style: "Trainer.fit"
+  Class* cls = nullptr;  // the class when this is a method
+  Function* outer = nullptr;
+  Scope scope;
+  std::vector<std::string_view> params;    // in order, including self
+  std::vector<NodeId> decorator_exprs;
+  std::vector<std::string> decorators;     // resolved qualified names (phase 3)
+  std::vector<uint32_t> calls;             // indices into mod->calls made lexically in this body
+  // Phase 4 facts.
+  bool reaches_opt_step = false;   // this function (or one it calls) performs an optimizer step
+  bool reaches_backward = false;
+  bool reaches_step_loop = false;  // contains or calls a step loop
+  bool is_step_hook = false;       // a framework per-step hook (Lightning training_step, ...)
+  std::string hook_desc;
+};
+
+struct Class {
+  Module* mod = nullptr;
+  NodeId def = kNone;
+  std::string_view name;
+  std::string qualname;
+  std::vector<NodeId> base_exprs;
+  std::vector<std::string> bases;      // resolved qualified names of bases (phase 3)
+  std::vector<Class*> local_bases;     // bases defined in analysed files (phase 3)
+  std::unordered_map<std::string_view, Function*> methods;
+  // self.<attr> = <value> anywhere in the class's methods
+  std::unordered_map<std::string_view, std::vector<NodeId>> attr_values;
+  std::unordered_set<std::string_view> attrs_mutated_outside_init;
+
+  Function* find_method(std::string_view name, int depth = 0) const;
+  // True when this class or an analysed base derives from one of `qnames` (prefix match on the
+  // resolved base name).
+  bool derives_from(std::initializer_list<std::string_view> qnames, int depth = 0) const;
+};
+
+struct Call {
+  NodeId node = kNone;    // call
+  NodeId callee = kNone;  // the call's function expression
+  Function* fn = nullptr; // enclosing function (null at module level)
+  int32_t loop = -1;      // innermost enclosing loop in the same function (index into mod->loops)
+  std::string_view method;  // the attribute name when the callee is `x.attr`
+  NodeId receiver = kNone;  // the `x` of `x.attr(...)`
+  // Phase 3.
+  std::string qname;         // resolved external name: "torch.save", "builtins.print", "" if unknown
+  Function* target = nullptr;  // resolved analysed function (a class call resolves to __init__)
+  Class* target_class = nullptr;  // the class instantiated, when the callee is an analysed class
+};
+
+enum class LoopKind : uint8_t { Other, TrainStep, EvalStep, Epoch };
+std::string_view loop_kind_name(LoopKind k);
+
+struct Loop {
+  uint32_t index = 0;       // in mod->loops
+  NodeId node = kNone;      // for_statement / while_statement
+  Function* fn = nullptr;
+  int32_t parent = -1;      // enclosing loop in the same function
+  std::vector<uint32_t> calls;  // calls lexically inside (nested loops included, nested defs not)
+  bool data_loop = false;
+  // Phase 4.
+  bool reaches_opt_step = false, reaches_backward = false;
+  bool contains_step_loop = false;
+  LoopKind kind = LoopKind::Other;
+};
+
+struct ArgDef {  // parser.add_argument(...)
+  std::string dest;
+  NodeId default_value = kNone;
+  bool has_default = false;
+  std::string action;
+};
+
+struct Module {
+  uint32_t index = 0;
+  std::string path;
+  std::string dotted;           // best dotted name ("pkg.sub.mod")
+  std::unique_ptr<SourceFile> src;
+  Tree tree;
+  Scope scope;
+  std::vector<std::unique_ptr<Function>> functions;
+  std::vector<std::unique_ptr<Class>> classes;
+  std::vector<Call> calls;
+  std::vector<Loop> loops;
+  std::vector<ArgDef> argdefs;
+  std::vector<std::string> imported_modules;  // qualified names of every import (for linking)
+  std::vector<Module*> imports;               // analysed modules imported (phase 2)
+  std::vector<std::pair<Module*, NodeId>> star_imports;  // `from analysed import *`
+  std::vector<std::pair<std::string, NodeId>> star_import_names;
+  std::unordered_map<NodeId, Function*> fn_by_def;   // function_definition node -> Function
+  std::unordered_map<NodeId, uint32_t> call_by_node; // call node -> index in calls
+  std::unordered_map<NodeId, uint32_t> loop_by_node;
+  bool has_main_guard = false;
+  bool has_module_exec = false;  // exec(...) at module level: module globals may be overwritten
+  // Phase 4.
+  bool is_entry = false;
+  std::vector<uint32_t> programs;  // ids of programs this module belongs to
+
+  Function* enclosing_function(NodeId n) const;
+  const Call* call_at(NodeId n) const {
+    auto it = call_by_node.find(n);
+    return it == call_by_node.end() ? nullptr : &calls[it->second];
+  }
+};
+
+// A small value lattice for "simple value facts".
+struct Literal {
+  enum class Kind : uint8_t { Int, Float, Bool, None, Str } kind = Kind::None;
+  std::string text;  // normalised: ints in decimal, bools "True"/"False", strings unquoted
+  bool operator==(const Literal&) const = default;
+};
+struct ValueSet {
+  bool unknown = false;        // some value the analysis cannot see
+  bool maybe_absent = false;   // (keyword lookups) the keyword may not be passed at all
+  std::vector<Literal> values;
+  void add(const Literal& l) {
+    for (auto& v : values)
+      if (v == l) return;
+    values.push_back(l);
+  }
+  void merge(const ValueSet& o) {
+    unknown |= o.unknown;
+    maybe_absent |= o.maybe_absent;
+    for (auto& v : o.values) add(v);
+  }
+  bool empty() const { return !unknown && !maybe_absent && values.empty(); }
+  // Every possible value satisfies pred (absence counts as `absent_ok`); false when unknown.
+  template <class P>
+  bool all(P pred, bool absent_ok) const {
+    if (unknown) return false;
+    if (maybe_absent && !absent_ok) return false;
+    for (auto& v : values)
+      if (!pred(v)) return false;
+    return maybe_absent || !values.empty();
+  }
+  bool is_truthy_literal(const Literal& l) const;
+};
+
+struct Program {
+  uint32_t id = 0;
+  Module* entry = nullptr;
+  std::vector<Module*> members;
+  bool uses_accelerator = false;
+  bool has_opt_step = false;
+  bool has_backward = false;
+};
+
+// Why a statement runs every step.
+struct StepContext {
+  const Module* loop_mod = nullptr;
+  NodeId loop_node = kNone;  // the step loop (for/while) or the hook's function_definition
+  LoopKind kind = LoopKind::TrainStep;
+  std::string desc;          // "training step loop", "Lightning hook `training_step`"...
+  std::vector<const Call*> chain;  // the calls from the step loop down to the statement's function
+  std::vector<const Module*> chain_mods;
+};
+
+// How a function is reached every step from a step loop or a hook (internal to the model).
+struct CallReach {
+  const void* root = nullptr;  // the step loop or hook this reach starts from
+  const Module* loop_mod = nullptr;
+  NodeId loop_node = kNone;
+  LoopKind kind = LoopKind::TrainStep;
+  std::string desc;
+  std::vector<const Call*> chain;
+  std::vector<const Module*> chain_mods;
+  std::unordered_set<std::string> varying;  // varying names inside the reached function
+  bool hook = false;
+};
+
+// The per-sample input pipeline: Dataset.__getitem__/__iter__, collate and transform functions,
+// and what they call.
+struct DataPathInfo {
+  const Function* root = nullptr;  // the __getitem__ / collate_fn / transform the path starts at
+  std::string desc;                // "`__getitem__` of Dataset `Faces`"
+  std::vector<const Call*> chain;  // calls from the root down to this function
+};
+
+// A Dataset class: derives from torch's Dataset/IterableDataset (or torchvision's VisionDataset),
+// directly or through analysed classes, or is named *Dataset and defines __getitem__.
+bool is_dataset_class(const Class& c);
+
+class ProgramModel {
+ public:
+  ProgramModel();
+  ~ProgramModel();
+  ProgramModel(ProgramModel&&) noexcept;
+  ProgramModel& operator=(ProgramModel&&) noexcept;
+
+  // Builds the model of `files` (already read and validated). `threads` >= 1.
+  static ProgramModel build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads);
+
+  const std::vector<std::unique_ptr<Module>>& modules() const { return modules_; }
+  const std::vector<Program>& programs() const { return programs_; }
+  const std::vector<Function*>& functions() const { return functions_; }
+
+  // ---- questions rules ask -------------------------------------------------------------
+  // Does `node` (a statement or expression in `m`) run every step of some step loop? Follows
+  // calls from step loops into analysed functions, and framework step hooks.
+  std::optional<StepContext> runs_every_step(const Module& m, NodeId node) const;
+  // The step loops in `m`, for notes and program-level rules.
+  const Loop* loop_of(const Module& m, NodeId loop_node) const;
+
+  // Qualified name of an expression ("torch.nn.DataParallel"), following imports and aliases;
+  // empty when the name is local, unknown or shadowed.
+  std::string qualified_name(const Module& m, NodeId expr) const;
+  // A call's value for keyword `kw` (or positional index `pos` when >= 0), following
+  // `**kwargs` dicts, variables, argparse defaults and conditional expressions.
+  ValueSet keyword_values(const Module& m, const Call& c, std::string_view kw, int pos = -1) const;
+  ValueSet eval(const Module& m, NodeId expr, int depth = 0) const;
+  // The keyword argument node, or kNone.
+  NodeId keyword_arg(const Module& m, const Call& c, std::string_view kw) const;
+  NodeId positional_arg(const Module& m, const Call& c, size_t i) const;
+  size_t positional_count(const Module& m, const Call& c) const;
+  bool has_splat(const Module& m, const Call& c) const;
+
+  // Origins of a name or attribute: the qualified names of the calls whose results it is bound
+  // to (e.g. "torch.utils.data.DataLoader", "PIL.Image.open"), or "class:<qualname>" for analysed
+  // classes. Empty when unknown.
+  std::vector<std::string> origins(const Module& m, NodeId expr) const;
+  bool programs_use_accelerator(const Module& m) const;
+  const Class* class_of(const Module& m, NodeId class_def) const;
+  // Resolve an expression to an analysed function (def, self.method, instance method).
+  Function* resolve_function(const Module& m, NodeId expr) const;
+  // Non-null when `f` runs per sample in the input pipeline.
+  const DataPathInfo* data_path(const Function* f) const {
+    return f && f->id < data_path_.size() && data_path_[f->id] ? data_path_[f->id].get() : nullptr;
+  }
+
+ private:
+  friend struct ModelBuilder;
+  std::vector<std::unique_ptr<Module>> modules_;
+  std::vector<Function*> functions_;
+  std::vector<Program> programs_;
+  std::unordered_map<std::string, std::vector<Module*>> by_dotted_;  // every dotted suffix
+  std::unordered_map<std::string, std::vector<ArgDef*>> argdefs_;    // dest -> definitions
+  std::unordered_set<std::string> cuda_names_;  // names bound to accelerator devices
+  // per (function id): reach records from step loops
+  std::vector<std::vector<std::unique_ptr<CallReach>>> reach_;
+  std::vector<std::unique_ptr<DataPathInfo>> data_path_;  // per function id
+
+  struct Resolved {
+    enum class Kind : uint8_t { None, External, Function, Class, Module, Instance } kind = Kind::None;
+    std::string qname;
+    Function* fn = nullptr;
+    Class* cls = nullptr;
+    Module* mod = nullptr;
+  };
+  Resolved resolve(const Module& m, NodeId expr, const Scope* scope, int depth) const;
+  Module* module_for(std::string_view qname, std::string* rest) const;
+  const Scope* scope_at(const Module& m, NodeId n) const;
+  ValueSet dict_key_values(const Module& m, NodeId dict_expr, std::string_view key, int depth) const;
+};
+
+// Small syntax helpers shared by the model and rules.
+std::string_view last_component(std::string_view dotted);
+bool icontains(std::string_view hay, std::string_view needle);
+// The dotted text of a name / attribute chain ("self.train_loader"); empty for other shapes.
+std::string dotted_text(const Tree& t, NodeId n);
+std::string string_literal_value(const Tree& t, NodeId n);  // "" when not a plain string
+
+}  // namespace tl::py

@@ -1,0 +1,860 @@
+// Phases 2-4 of the model: index modules, resolve calls (in parallel), then the linear passes
+// over the call graph: optimizer-step / backward reach, loop classification, programs, and the
+// per-step reach of functions called from step loops.
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <filesystem>
+#include <thread>
+
+#include "analyzer/python/collect.h"
+#include "analyzer/python/guards.h"
+#include "analyzer/python/model.h"
+
+namespace tl::py {
+
+
+namespace {
+
+template <class Fn>
+void parallel_for(size_t n, unsigned threads, Fn&& fn) {
+  if (threads <= 1 || n <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  unsigned k = std::min<unsigned>(threads, static_cast<unsigned>(n));
+  for (unsigned w = 0; w < k; ++w)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+std::string path_key(const std::string& p) {
+  return std::filesystem::path(p).lexically_normal().generic_string();
+}
+
+bool is_optimizer_name(std::string_view recv_last) {
+  std::string s;
+  for (char c : recv_last) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  if (s.find("sched") != std::string::npos || s.find("lr") == 0) return false;
+  if (s.find("optim") != std::string::npos) return true;
+  if (s == "opt" || s.rfind("opt_", 0) == 0 || s.rfind("opt", 0) == 0) {
+    // optG, optD, opt_d, opt1; not "option"/"options"/"opts"
+    if (s.rfind("option", 0) == 0 || s == "opts") return false;
+    return true;
+  }
+  if (s.find("scaler") != std::string::npos) return true;
+  if (s.find("engine") != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+struct ModelBuilder {
+  ProgramModel& pm;
+
+  bool is_opt_step(const Module& m, const Call& c) const {
+    if (c.qname == "torch_xla.core.xla_model.optimizer_step") return true;
+    if (c.method != "step" || c.receiver == kNone) return false;
+    for (auto& o : pm.origins(m, c.receiver)) {
+      if (o.rfind("torch.optim.lr_scheduler", 0) == 0) return false;
+      if (o.rfind("torch.optim.", 0) == 0 || icontains(o, "optim")) return true;
+    }
+    std::string d = dotted_text(m.tree, c.receiver);
+    if (d.empty()) {
+      // opt_list[i].step(), self.optimizers()[0].step()
+      auto txt = m.tree.text(c.receiver);
+      return icontains(txt, "optim");
+    }
+    std::string_view last = last_component(d);
+    if (icontains(last, "scaler")) return m.tree.field(c.node, F::Arguments) != kNone && pm.positional_count(m, c) >= 1;
+    return is_optimizer_name(last);
+  }
+
+  static bool is_backward(const Call& c) {
+    return c.method == "backward" || c.method == "manual_backward" || c.qname == "torch.autograd.backward";
+  }
+
+  bool is_loader_expr(const Module& m, NodeId e, int depth = 0) const {
+    const Tree& t = m.tree;
+    if (e == kNone || depth > 6) return false;
+    switch (t.kind(e)) {
+      case K::Identifier: case K::Attribute: {
+        std::string d = dotted_text(t, e);
+        if (!d.empty() && icontains(last_component(d), "loader")) return true;
+        for (auto& o : pm.origins(m, e))
+          if (o == "torch.utils.data.DataLoader" || o == "torch.utils.data.dataloader.DataLoader" || icontains(last_component(o), "loader"))
+            return true;
+        return false;
+      }
+      case K::Subscript: return is_loader_expr(m, t.field(e, F::Value), depth + 1);
+      case K::ParenthesizedExpression: return is_loader_expr(m, t.first_named_child(e), depth + 1);
+      case K::Call: {
+        const Call* c = m.call_at(e);
+        if (!c) return false;
+        std::string_view q = c->qname;
+        bool wrapper = q == "builtins.enumerate" || q == "builtins.zip" || q == "builtins.iter" ||
+                       q.rfind("tqdm", 0) == 0 || q.rfind("rich.progress.track", 0) == 0;
+        if (wrapper) {
+          NodeId args = t.field(e, F::Arguments);
+          if (args != kNone)
+            for (NodeId a : t.named_children(args))
+              if (!t.is(a, K::KeywordArgument) && is_loader_expr(m, a, depth + 1)) return true;
+          return false;
+        }
+        std::string d = dotted_text(t, c->callee);
+        return !d.empty() && icontains(last_component(d), "loader");
+      }
+      default: return false;
+    }
+  }
+
+  // ---- phase 2 -------------------------------------------------------------------------
+  void index_modules() {
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      std::filesystem::path p = std::filesystem::path(m.path).lexically_normal();
+      pm.by_dotted_["@path:" + p.generic_string()].push_back(&m);
+      std::vector<std::string> comps;
+      for (auto& c : p) comps.push_back(c.string());
+      if (comps.empty()) continue;
+      std::string last = comps.back();
+      if (last.size() > 3 && last.substr(last.size() - 3) == ".py") last.resize(last.size() - 3);
+      comps.back() = last;
+      if (last == "__init__") comps.pop_back();
+      // every dotted suffix (up to 6 components) names this module
+      std::string name;
+      for (size_t k = 0; k < comps.size() && k < 6; ++k) {
+        const std::string& c = comps[comps.size() - 1 - k];
+        if (c.empty() || c == "." || c == ".." || c == "/" || c.find('-') != std::string::npos) break;
+        name = name.empty() ? c : c + "." + name;
+        pm.by_dotted_[name].push_back(&m);
+        m.dotted = name;
+      }
+    }
+    // Prefer, for each dotted name, the module with the shortest path (a top-level module).
+    for (auto& [k, v] : pm.by_dotted_)
+      std::stable_sort(v.begin(), v.end(), [](Module* a, Module* b) { return a->path.size() < b->path.size(); });
+  }
+
+  // ---- phase 3 -------------------------------------------------------------------------
+  void resolve_module(Module& m) {
+    for (auto& [base, node] : m.star_import_names) {
+      std::string rest;
+      Module* sm = nullptr;
+      if (!base.empty() && base[0] == '.') {
+        std::filesystem::path dir = std::filesystem::path(m.path).parent_path();
+        size_t dots = 0;
+        while (dots < base.size() && base[dots] == '.') ++dots;
+        for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
+        std::string remain = base.substr(dots);
+        std::filesystem::path p = dir;
+        size_t s = 0;
+        while (!remain.empty()) {
+          size_t e = remain.find('.', s);
+          p /= remain.substr(s, e == std::string::npos ? std::string::npos : e - s);
+          if (e == std::string::npos) break;
+          s = e + 1;
+        }
+        for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
+          auto it = pm.by_dotted_.find("@path:" + path_key(cand));
+          if (it != pm.by_dotted_.end()) sm = it->second.front();
+        }
+      } else {
+        sm = pm.module_for(base, &rest);
+        if (!rest.empty()) sm = nullptr;
+      }
+      if (sm && sm != &m) m.star_imports.emplace_back(sm, node);
+    }
+    for (auto& c : m.calls) {
+      if (c.callee == kNone) continue;
+      auto r = pm.resolve(m, c.callee, pm.scope_at(m, c.callee), 0);
+      using RK = ProgramModel::Resolved::Kind;
+      switch (r.kind) {
+        case RK::External: c.qname = r.qname; break;
+        case RK::Function: c.target = r.fn; break;
+        case RK::Class:
+          c.target_class = r.cls;
+          c.target = r.cls->find_method("__init__");
+          break;
+        case RK::Instance: {
+          // calling an instance: nn.Module.__call__ runs forward
+          Function* f = r.cls->find_method("forward");
+          if (!f) f = r.cls->find_method("__call__");
+          c.target = f;
+          break;
+        }
+        default: break;
+      }
+    }
+    for (auto& cp : m.classes) {
+      Class& cl = *cp;
+      for (NodeId b : cl.base_exprs) {
+        auto r = pm.resolve(m, b, pm.scope_at(m, cl.def), 0);
+        using RK = ProgramModel::Resolved::Kind;
+        if (r.kind == RK::External) cl.bases.push_back(r.qname);
+        else if (r.kind == RK::Class) cl.local_bases.push_back(r.cls);
+      }
+    }
+    for (auto& fp : m.functions)
+      for (NodeId d : fp->decorator_exprs) {
+        NodeId e = d;
+        if (m.tree.is(e, K::Call)) e = m.tree.field(e, F::Function);
+        fp->decorators.push_back(pm.qualified_name(m, e));
+      }
+  }
+
+  // ---- phase 4 -------------------------------------------------------------------------
+  void link_imports() {
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      std::unordered_set<Module*> seen;
+      for (auto& q : m.imported_modules) {
+        Module* t = nullptr;
+        if (!q.empty() && q[0] == '.') {
+          std::filesystem::path dir = std::filesystem::path(m.path).parent_path();
+          size_t dots = 0;
+          while (dots < q.size() && q[dots] == '.') ++dots;
+          for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
+          std::string remain = q.substr(dots);
+          std::vector<std::string> comps;
+          size_t s = 0;
+          while (!remain.empty()) {
+            size_t e = remain.find('.', s);
+            comps.push_back(remain.substr(s, e == std::string::npos ? std::string::npos : e - s));
+            if (e == std::string::npos) break;
+            s = e + 1;
+          }
+          for (size_t take = comps.size() + 1; take-- > 0 && !t;) {
+            std::filesystem::path p = dir;
+            for (size_t i = 0; i < take; ++i) p /= comps[i];
+            for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
+              auto it = pm.by_dotted_.find("@path:" + path_key(cand));
+              if (it != pm.by_dotted_.end()) t = it->second.front();
+            }
+          }
+        } else {
+          std::string rest;
+          t = pm.module_for(q, &rest);
+        }
+        if (t && t != &m && seen.insert(t).second) m.imports.push_back(t);
+      }
+    }
+  }
+
+  void build_programs() {
+    std::unordered_set<Module*> imported;
+    for (auto& mp : pm.modules_)
+      for (Module* t : mp->imports) imported.insert(t);
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      if (!(m.has_main_guard || !imported.count(&m))) continue;
+      m.is_entry = true;
+      Program p;
+      p.id = static_cast<uint32_t>(pm.programs_.size());
+      p.entry = &m;
+      std::deque<Module*> q{&m};
+      std::unordered_set<Module*> seen{&m};
+      while (!q.empty()) {
+        Module* x = q.front();
+        q.pop_front();
+        p.members.push_back(x);
+        for (Module* t : x->imports)
+          if (seen.insert(t).second) q.push_back(t);
+      }
+      for (Module* x : p.members) x->programs.push_back(p.id);
+      pm.programs_.push_back(std::move(p));
+    }
+    // A module in an import cycle that nothing outside imports still belongs somewhere.
+    for (auto& mp : pm.modules_)
+      if (mp->programs.empty()) {
+        Program p;
+        p.id = static_cast<uint32_t>(pm.programs_.size());
+        p.entry = mp.get();
+        p.members.push_back(mp.get());
+        mp->programs.push_back(p.id);
+        pm.programs_.push_back(std::move(p));
+      }
+  }
+
+  // Names bound to a possibly-accelerator device, per module.
+  static bool mentions_accelerator(const Tree& t, NodeId v) {
+    if (v == kNone) return false;
+    std::vector<NodeId> stack{v};
+    int budget = 2000;
+    while (!stack.empty() && budget-- > 0) {
+      NodeId x = stack.back();
+      stack.pop_back();
+      if (t.is(x, K::String)) {
+        auto s = t.text(x);
+        if (s.find("cuda") != std::string_view::npos || s.find("mps") != std::string_view::npos ||
+            s.find("xpu") != std::string_view::npos)
+          return true;
+      }
+      if (t.is(x, K::Attribute) || t.is(x, K::Identifier)) {
+        auto s = t.text(x);
+        if (s.find("current_accelerator") != std::string_view::npos || s == "accelerator.device" ||
+            s.find("current_device") != std::string_view::npos)
+          return true;
+      }
+      for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+        if (t[c].named) stack.push_back(c);
+    }
+    return false;
+  }
+
+  void accelerator_facts() {
+    std::vector<std::unordered_set<std::string>> names(pm.modules_.size());
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      auto& ns = names[m.index];
+      auto scan_scope = [&](const Scope& s) {
+        for (auto& [n, bs] : s.names)
+          for (auto& b : bs)
+            if (b.kind == Binding::Kind::Assign && mentions_accelerator(m.tree, b.value)) ns.insert(std::string(n));
+      };
+      scan_scope(m.scope);
+      for (auto& f : m.functions) scan_scope(f->scope);
+      for (auto& c : m.classes)
+        for (auto& [a, vs] : c->attr_values)
+          for (NodeId v : vs)
+            if (mentions_accelerator(m.tree, v)) ns.insert(std::string(a));
+      for (auto& d : m.argdefs)
+        if (d.has_default && mentions_accelerator(m.tree, d.default_value)) ns.insert(d.dest);
+      for (const char* dn : {"local_rank", "rank", "gpu", "gpu_id", "device_id", "local_device"}) ns.insert(dn);
+    }
+    for (auto& p : pm.programs_) {
+      std::unordered_set<std::string> all;
+      for (Module* m : p.members) all.insert(names[m->index].begin(), names[m->index].end());
+      for (Module* mptr : p.members) {
+        const Module& m = *mptr;
+        const Tree& t = m.tree;
+        for (auto& c : m.calls) {
+          if (is_opt_step(m, c)) p.has_opt_step = true;
+          if (is_backward(c)) p.has_backward = true;
+          if (p.uses_accelerator) continue;
+          std::string_view q = c.qname;
+          if (q == "torch.cuda.set_device" || q.rfind("accelerate.Accelerator", 0) == 0 ||
+              ((q.rfind("pytorch_lightning", 0) == 0 || q.rfind("lightning", 0) == 0) && last_component(q) == "Trainer")) {
+            p.uses_accelerator = true;
+            continue;
+          }
+          NodeId dev = kNone;
+          if (c.method == "cuda" && c.receiver != kNone) {
+            p.uses_accelerator = true;
+            continue;
+          }
+          if (c.method == "to" && c.receiver != kNone) dev = pm.positional_arg(m, c, 0);
+          NodeId kwdev = pm.keyword_arg(m, c, "device");
+          for (NodeId d : {dev, kwdev}) {
+            if (d == kNone) continue;
+            if (mentions_accelerator(t, d)) p.uses_accelerator = true;
+            std::string dt = dotted_text(t, d);
+            if (!dt.empty() && all.count(std::string(last_component(dt)))) p.uses_accelerator = true;
+          }
+        }
+      }
+    }
+  }
+
+  void call_graph_facts() {
+    // direct facts
+    std::vector<std::vector<Function*>> callers(pm.functions_.size());
+    std::deque<Function*> work_opt, work_back;
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      for (auto& c : m.calls) {
+        if (c.fn && c.target) callers[c.target->id].push_back(c.fn);
+        if (!c.fn) continue;
+        if (!c.fn->reaches_opt_step && is_opt_step(m, c)) {
+          c.fn->reaches_opt_step = true;
+          work_opt.push_back(c.fn);
+        }
+        if (!c.fn->reaches_backward && is_backward(c)) {
+          c.fn->reaches_backward = true;
+          work_back.push_back(c.fn);
+        }
+      }
+    }
+    auto propagate = [&](std::deque<Function*>& work, bool Function::*flag) {
+      while (!work.empty()) {
+        Function* f = work.front();
+        work.pop_front();
+        for (Function* caller : callers[f->id])
+          if (!(caller->*flag)) {
+            caller->*flag = true;
+            work.push_back(caller);
+          }
+      }
+    };
+    propagate(work_opt, &Function::reaches_opt_step);
+    propagate(work_back, &Function::reaches_backward);
+
+    // loops: direct calls or calls into functions that reach
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      for (auto& L : m.loops)
+        for (uint32_t ci : L.calls) {
+          const Call& c = m.calls[ci];
+          if (is_opt_step(m, c) || (c.target && c.target->reaches_opt_step)) L.reaches_opt_step = true;
+          if (is_backward(c) || (c.target && c.target->reaches_backward)) L.reaches_backward = true;
+        }
+    }
+
+    // classification, per module; "has an optimizer step" is per program
+    std::vector<std::vector<char>> candidate(pm.modules_.size());
+    std::vector<char> fn_has_train_data_loop(pm.functions_.size(), 0), fn_has_candidate(pm.functions_.size(), 0);
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      bool use_opt = false;
+      for (uint32_t p : m.programs) use_opt |= pm.programs_[p].has_opt_step;
+      for (auto& L : m.loops) {
+        NodeId it = m.tree.is(L.node, K::ForStatement) ? m.tree.field(L.node, F::Right) : kNone;
+        L.data_loop = it != kNone && is_loader_expr(m, it);
+      }
+      auto& cand = candidate[m.index];
+      cand.assign(m.loops.size(), 0);
+      for (auto& L : m.loops) {
+        cand[L.index] = use_opt ? L.reaches_opt_step : L.reaches_backward;
+        if (cand[L.index] && L.fn) {
+          fn_has_candidate[L.fn->id] = 1;
+          if (L.data_loop) fn_has_train_data_loop[L.fn->id] = 1;
+        }
+      }
+    }
+    // transitive: a function that calls a function containing such loops
+    auto close = [&](std::vector<char>& has) {
+      std::deque<Function*> work;
+      for (auto* f : pm.functions_)
+        if (has[f->id]) work.push_back(f);
+      while (!work.empty()) {
+        Function* f = work.front();
+        work.pop_front();
+        for (Function* caller : callers[f->id])
+          if (!has[caller->id]) {
+            has[caller->id] = 1;
+            work.push_back(caller);
+          }
+      }
+    };
+    close(fn_has_train_data_loop);
+    close(fn_has_candidate);
+
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      auto& cand = candidate[m.index];
+      // nested (lexical) candidate loops
+      std::vector<char> nested_cand(m.loops.size(), 0), nested_data_cand(m.loops.size(), 0);
+      for (auto& L : m.loops)
+        if (cand[L.index])
+          for (int32_t p = L.parent; p >= 0; p = m.loops[p].parent) {
+            nested_cand[p] = 1;
+            if (L.data_loop) nested_data_cand[p] = 1;
+          }
+      for (auto& L : m.loops) {
+        bool via_calls_data = false, via_calls_cand = false;
+        for (uint32_t ci : L.calls) {
+          const Call& c = m.calls[ci];
+          if (c.target && fn_has_train_data_loop[c.target->id]) via_calls_data = true;
+          if (c.target && fn_has_candidate[c.target->id]) via_calls_cand = true;
+        }
+        if (!cand[L.index]) continue;
+        if (L.data_loop && !nested_data_cand[L.index] && !via_calls_data) L.kind = LoopKind::TrainStep;
+      }
+      for (auto& L : m.loops) {
+        if (L.kind != LoopKind::Other || !cand[L.index] || L.data_loop) continue;
+        bool inside_train = false;
+        for (int32_t p = L.parent; p >= 0; p = m.loops[p].parent)
+          if (m.loops[p].kind == LoopKind::TrainStep && m.loops[p].data_loop) inside_train = true;
+        if (inside_train) continue;
+        bool via_calls_cand = false;
+        for (uint32_t ci : L.calls) {
+          const Call& c = m.calls[ci];
+          if (c.target && fn_has_candidate[c.target->id]) via_calls_cand = true;
+        }
+        if (!nested_cand[L.index] && !via_calls_cand) L.kind = LoopKind::TrainStep;
+      }
+      for (auto& L : m.loops)
+        if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward) L.kind = LoopKind::EvalStep;
+    }
+    // epoch loops: contain a step loop lexically or through calls
+    std::vector<char> fn_has_step(pm.functions_.size(), 0);
+    for (auto& mp : pm.modules_)
+      for (auto& L : mp->loops)
+        if ((L.kind == LoopKind::TrainStep || L.kind == LoopKind::EvalStep) && L.fn) fn_has_step[L.fn->id] = 1;
+    close(fn_has_step);
+    for (auto* f : pm.functions_) f->reaches_step_loop = fn_has_step[f->id];
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      for (auto& L : m.loops) {
+        if (L.kind != LoopKind::Other) continue;
+        for (auto& Q : m.loops)
+          if (&Q != &L && (Q.kind == LoopKind::TrainStep || Q.kind == LoopKind::EvalStep) && Q.fn == L.fn &&
+              m.tree.contains(L.node, Q.node))
+            L.contains_step_loop = true;
+        for (uint32_t ci : L.calls) {
+          const Call& c = m.calls[ci];
+          if (c.target && fn_has_step[c.target->id]) L.contains_step_loop = true;
+        }
+        if (L.contains_step_loop) L.kind = LoopKind::Epoch;
+      }
+    }
+  }
+
+  void framework_hooks() {
+    static const char* lightning_hooks[] = {"training_step", "validation_step", "test_step", "predict_step",
+                                            "on_train_batch_start", "on_train_batch_end",
+                                            "on_before_optimizer_step", "on_after_backward"};
+    for (auto& mp : pm.modules_)
+      for (auto& cp : mp->classes) {
+        Class& c = *cp;
+        auto base_is = [&](std::initializer_list<std::string_view> roots, std::string_view leaf, auto& self, const Class& k, int d) -> bool {
+          for (auto& b : k.bases) {
+            bool root_ok = false;
+            for (auto r : roots)
+              if (b.rfind(r, 0) == 0) root_ok = true;
+            if (root_ok && last_component(b) == leaf) return true;
+          }
+          if (d > 8) return false;
+          for (Class* lb : k.local_bases)
+            if (lb != &k && self(roots, leaf, self, *lb, d + 1)) return true;
+          return false;
+        };
+        auto mark = [&](std::string_view meth, std::string desc) {
+          auto it = c.methods.find(meth);
+          if (it == c.methods.end()) return;
+          it->second->is_step_hook = true;
+          it->second->hook_desc = std::move(desc);
+        };
+        if (base_is({"pytorch_lightning", "lightning"}, "LightningModule", base_is, c, 0))
+          for (auto* h : lightning_hooks) mark(h, "Lightning hook `" + std::string(h) + "` (runs every step)");
+        if (base_is({"pytorch_lightning", "lightning"}, "Callback", base_is, c, 0)) {
+          mark("on_train_batch_start", "Lightning callback `on_train_batch_start` (runs every step)");
+          mark("on_train_batch_end", "Lightning callback `on_train_batch_end` (runs every step)");
+        }
+        if (base_is({"transformers"}, "Trainer", base_is, c, 0) || base_is({"transformers"}, "Seq2SeqTrainer", base_is, c, 0)) {
+          mark("training_step", "transformers Trainer `training_step` (runs every step)");
+          mark("compute_loss", "transformers Trainer `compute_loss` (runs every step)");
+        }
+        if (base_is({"transformers"}, "TrainerCallback", base_is, c, 0)) {
+          mark("on_step_begin", "transformers callback `on_step_begin` (runs every step)");
+          mark("on_step_end", "transformers callback `on_step_end` (runs every step)");
+        }
+      }
+  }
+
+  // Names that vary inside function f when it runs once per step.
+  static void function_varying(const Function& f, std::unordered_set<std::string>& out) {
+    if (f.body != kNone) collect_assigned_names(f.mod->tree, f.body, out);
+    const Function* g = &f;
+    while (g && !g->cls) g = g->outer;
+    if (g && g->cls)
+      for (auto& a : g->cls->attrs_mutated_outside_init) out.insert("self." + std::string(a));
+  }
+
+  void add_reach(Function* f, std::unique_ptr<CallReach> r, std::deque<Function*>& work) {
+    auto& v = pm.reach_[f->id];
+    for (auto& e : v)
+      if (e->root == r->root) return;  // first (shortest) path wins
+    v.push_back(std::move(r));
+    work.push_back(f);
+  }
+
+  // Varying parameters of `target` from the arguments of call c, judged in context g.
+  std::unordered_set<std::string> varying_params(const GuardContext& g, const Call& c, const Function& target) {
+    std::unordered_set<std::string> out;
+    const Tree& t = g.mod->tree;
+    NodeId args = t.field(c.node, F::Arguments);
+    size_t offset = 0;
+    if (!target.params.empty() && (target.params[0] == "self" || target.params[0] == "cls") &&
+        (c.receiver != kNone || c.target_class))
+      offset = 1;
+    if (args == kNone) return out;
+    size_t i = 0;
+    for (NodeId a : t.named_children(args)) {
+      if (t.is(a, K::KeywordArgument)) {
+        NodeId k = t.field(a, F::Name), v = t.field(a, F::Value);
+        if (k != kNone && v != kNone && is_varying_expr(g, v)) out.insert(std::string(t.text(k)));
+      } else if (t.is(a, K::ListSplat) || t.is(a, K::DictionarySplat)) {
+        for (auto p : target.params) out.insert(std::string(p));
+      } else {
+        size_t pi = offset + i++;
+        if (pi < target.params.size() && is_varying_expr(g, a)) out.insert(std::string(target.params[pi]));
+        if (pi >= target.params.size())
+          for (auto p : target.params) out.insert(std::string(p));  // *args: conservatively varying
+      }
+    }
+    return out;
+  }
+
+  void data_path() {
+    pm.data_path_.clear();
+    pm.data_path_.resize(pm.functions_.size());
+    std::deque<Function*> work;
+    auto add_root = [&](Function* f, std::string desc) {
+      if (!f || pm.data_path_[f->id]) return;
+      auto d = std::make_unique<DataPathInfo>();
+      d->root = f;
+      d->desc = std::move(desc);
+      pm.data_path_[f->id] = std::move(d);
+      work.push_back(f);
+    };
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      for (auto& cp : m.classes)
+        if (is_dataset_class(*cp))
+          for (const char* meth : {"__getitem__", "__getitems__", "__iter__", "__next__"})
+            if (auto it = cp->methods.find(meth); it != cp->methods.end())
+              add_root(it->second, "`" + std::string(meth) + "` of Dataset `" + std::string(cp->name) + "`");
+      // functions handed to the pipeline: collate_fn=, transform=, loader=, ...
+      const Tree& t = m.tree;
+      for (auto& c : m.calls) {
+        NodeId args = t.field(c.node, F::Arguments);
+        if (args == kNone) continue;
+        for (NodeId a : t.named_children(args)) {
+          if (!t.is(a, K::KeywordArgument)) continue;
+          NodeId k = t.field(a, F::Name), v = t.field(a, F::Value);
+          if (k == kNone || v == kNone) continue;
+          std::string_view kn = t.text(k);
+          if (kn != "collate_fn" && kn != "transform" && kn != "target_transform" && kn != "transforms" &&
+              kn != "loader" && kn != "worker_init_fn")
+            continue;
+          if (kn == "worker_init_fn") continue;
+          std::string role = kn == "collate_fn" ? "collate function" : kn == "loader" ? "sample loader" : "transform";
+          if (Function* f = pm.resolve_function(m, v)) add_root(f, "the " + role + " `" + std::string(f->name) + "`");
+          // an instance or a class: its __call__
+          if (t.is(v, K::Call)) {
+            const Call* vc = m.call_at(v);
+            if (vc && vc->target_class)
+              if (Function* f = vc->target_class->find_method("__call__"))
+                add_root(f, "the " + role + " `" + std::string(vc->target_class->name) + "`");
+          }
+        }
+        // transforms.Compose([A(), B()]): each element's __call__
+        if (last_component(c.qname) == "Compose") {
+          std::vector<NodeId> stack{args};
+          while (!stack.empty()) {
+            NodeId x = stack.back();
+            stack.pop_back();
+            if (t.is(x, K::Call)) {
+              const Call* vc = m.call_at(x);
+              if (vc && vc->target_class)
+                if (Function* f = vc->target_class->find_method("__call__"))
+                  add_root(f, "the transform `" + std::string(vc->target_class->name) + "`");
+              if (vc && vc->target_class) continue;
+            }
+            if (t.is(x, K::Lambda)) continue;
+            if (t.is(x, K::Identifier) || t.is(x, K::Attribute)) {
+              if (Function* f = pm.resolve_function(m, x)) add_root(f, "the transform `" + std::string(f->name) + "`");
+              continue;
+            }
+            for (NodeId ch = t[x].first_child; ch != kNone; ch = t[ch].next_sibling)
+              if (t[ch].named) stack.push_back(ch);
+          }
+        }
+      }
+    }
+    while (!work.empty()) {
+      Function* f = work.front();
+      work.pop_front();
+      const DataPathInfo& info = *pm.data_path_[f->id];
+      if (info.chain.size() >= 8) continue;
+      for (uint32_t ci : f->calls) {
+        const Call& c = f->mod->calls[ci];
+        if (!c.target || pm.data_path_[c.target->id]) continue;
+        auto d = std::make_unique<DataPathInfo>();
+        d->root = info.root;
+        d->desc = info.desc;
+        d->chain = info.chain;
+        d->chain.push_back(&c);
+        pm.data_path_[c.target->id] = std::move(d);
+        work.push_back(c.target);
+      }
+    }
+  }
+
+  void step_reach() {
+    pm.reach_.clear();
+    pm.reach_.resize(pm.functions_.size());
+    std::deque<Function*> work;
+    // step loops
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      for (auto& L : m.loops) {
+        if (L.kind != LoopKind::TrainStep && L.kind != LoopKind::EvalStep) continue;
+        std::unordered_set<std::string> vary;
+        collect_assigned_names(m.tree, L.node, vary);
+        if (L.fn) {
+          const Function* g = L.fn;
+          while (g && !g->cls) g = g->outer;
+          if (g && g->cls)
+            for (auto& a : g->cls->attrs_mutated_outside_init) vary.insert("self." + std::string(a));
+        }
+        GuardContext gc{&pm, &m, L.node, &vary, false};
+        NodeId body = m.tree.field(L.node, F::Body);
+        for (uint32_t ci : L.calls) {
+          const Call& c = m.calls[ci];
+          if (!c.target || body == kNone || !m.tree.contains(body, c.node)) continue;
+          if (is_guarded(gc, c.node)) continue;
+          auto r = std::make_unique<CallReach>();
+          r->root = &L;
+          r->loop_mod = &m;
+          r->loop_node = L.node;
+          r->kind = L.kind;
+          r->desc = std::string(loop_kind_name(L.kind));
+          r->chain = {&c};
+          r->chain_mods = {&m};
+          r->varying = varying_params(gc, c, *c.target);
+          function_varying(*c.target, r->varying);
+          add_reach(c.target, std::move(r), work);
+        }
+      }
+    }
+    // framework hooks are step bodies themselves
+    for (auto* f : pm.functions_) {
+      if (!f->is_step_hook) continue;
+      auto r = std::make_unique<CallReach>();
+      r->root = f;
+      r->loop_mod = f->mod;
+      r->loop_node = f->def;
+      r->kind = LoopKind::TrainStep;
+      r->desc = f->hook_desc;
+      r->hook = true;
+      for (auto p : f->params)
+        if (p != "self") r->varying.insert(std::string(p));
+      for (const char* s : {"self.global_step", "self.current_epoch", "self.trainer", "self.state"}) r->varying.insert(s);
+      function_varying(*f, r->varying);
+      add_reach(f, std::move(r), work);
+    }
+    // breadth-first through calls; depth-limited
+    while (!work.empty()) {
+      Function* f = work.front();
+      work.pop_front();
+      const Module& m = *f->mod;
+      // Process each reach of f that has not been expanded yet (reaches are appended).
+      for (size_t ri = 0; ri < pm.reach_[f->id].size(); ++ri) {
+        CallReach* r = pm.reach_[f->id][ri].get();
+        if (r->chain.size() >= 12) continue;
+        GuardContext gc{&pm, &m, f->body, &r->varying, true};
+        for (uint32_t ci : f->calls) {
+          const Call& c = m.calls[ci];
+          if (!c.target || c.target == f) continue;
+          if (is_guarded(gc, c.node)) continue;
+          bool known = false;
+          for (auto& e : pm.reach_[c.target->id])
+            if (e->root == r->root) known = true;
+          if (known) continue;
+          auto nr = std::make_unique<CallReach>();
+          nr->root = r->root;
+          nr->loop_mod = r->loop_mod;
+          nr->loop_node = r->loop_node;
+          nr->kind = r->kind;
+          nr->desc = r->desc;
+          nr->hook = r->hook;
+          nr->chain = r->chain;
+          nr->chain.push_back(&c);
+          nr->chain_mods = r->chain_mods;
+          nr->chain_mods.push_back(&m);
+          nr->varying = varying_params(gc, c, *c.target);
+          function_varying(*c.target, nr->varying);
+          add_reach(c.target, std::move(nr), work);
+        }
+      }
+    }
+  }
+};
+
+ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads) {
+  ProgramModel pm;
+  pm.modules_.resize(files.size());
+  if (threads == 0) threads = 1;
+  // phase 1
+  parallel_for(files.size(), threads, [&](size_t i) {
+    auto m = std::make_unique<Module>();
+    m->index = static_cast<uint32_t>(i);
+    m->path = files[i]->path();
+    m->src = std::move(files[i]);
+    m->tree = Tree::parse(*m->src);
+    collect_module(*m);
+    pm.modules_[i] = std::move(m);
+  });
+  for (auto& m : pm.modules_)
+    for (auto& f : m->functions) {
+      f->id = static_cast<uint32_t>(pm.functions_.size());
+      pm.functions_.push_back(f.get());
+    }
+  for (auto& m : pm.modules_)
+    for (auto& d : m->argdefs) pm.argdefs_[d.dest].push_back(&d);
+  ModelBuilder b{pm};
+  // phase 2
+  b.index_modules();
+  // phase 3 (reads other modules' scopes, writes only its own calls/classes)
+  parallel_for(pm.modules_.size(), threads, [&](size_t i) { b.resolve_module(*pm.modules_[i]); });
+  // phase 4
+  b.link_imports();
+  b.build_programs();
+  b.accelerator_facts();
+  b.framework_hooks();
+  b.call_graph_facts();
+  b.step_reach();
+  b.data_path();
+  return pm;
+}
+
+bool is_dataset_class(const Class& c) {
+  static const std::initializer_list<std::string_view> bases = {
+      "torch.utils.data.Dataset", "torch.utils.data.IterableDataset", "torch.utils.data.dataset.Dataset",
+      "torch.utils.data.dataset.IterableDataset", "torchvision.datasets.VisionDataset",
+      "torchvision.datasets.vision.VisionDataset", "torch.utils.data.TensorDataset"};
+  if (c.derives_from(bases)) return true;
+  return icontains(c.name, "dataset") && c.methods.count("__getitem__");
+}
+
+std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId node) const {
+  const Tree& t = m.tree;
+  Function* f = m.enclosing_function(node);
+  // 1. a step loop around the node in the same function
+  for (NodeId p = t.parent(node); p != kNone; p = t.parent(p)) {
+    K k = t.kind(p);
+    if (k == K::FunctionDefinition || k == K::ClassDefinition) break;
+    if (k != K::ForStatement && k != K::WhileStatement) continue;
+    const Loop* L = loop_of(m, p);
+    if (!L || (L->kind != LoopKind::TrainStep && L->kind != LoopKind::EvalStep)) continue;
+    NodeId body = t.field(p, F::Body);
+    if (body == kNone || !t.contains(body, node)) continue;  // the iterable or the else clause
+    std::unordered_set<std::string> vary;
+    collect_assigned_names(t, L->node, vary);
+    const Function* g = L->fn;
+    while (g && !g->cls) g = g->outer;
+    if (g && g->cls)
+      for (auto& a : g->cls->attrs_mutated_outside_init) vary.insert("self." + std::string(a));
+    GuardContext gc{this, &m, L->node, &vary, false};
+    if (is_guarded(gc, node)) return std::nullopt;
+    StepContext sc;
+    sc.loop_mod = &m;
+    sc.loop_node = L->node;
+    sc.kind = L->kind;
+    sc.desc = std::string(loop_kind_name(L->kind));
+    return sc;
+  }
+  // 2. a function reached every step from a step loop or a hook
+  if (!f) return std::nullopt;
+  for (auto& r : reach_[f->id]) {
+    GuardContext gc{this, &m, f->body, &r->varying, true};
+    if (is_guarded(gc, node)) continue;
+    StepContext sc;
+    sc.loop_mod = r->loop_mod;
+    sc.loop_node = r->loop_node;
+    sc.kind = r->kind;
+    sc.desc = r->desc;
+    sc.chain = r->chain;
+    sc.chain_mods = r->chain_mods;
+    return sc;
+  }
+  return std::nullopt;
+}
+
+}  // namespace tl::py

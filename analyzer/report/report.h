@@ -1,0 +1,26 @@
+// Reporters: one file per output format. They read findings and rule metadata, never rule
+// internals.
+#pragma once
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "analyzer/core/engine.h"
+
+namespace tl::report {
+
+struct TextOptions {
+  bool color = false;
+  bool show_source = true;
+};
+
+// Compiler-style text: `path:line:col: warning: message [TL101 slug]`, the source line with a
+// caret, then notes. File messages go to `err`.
+void write_text(std::ostream& out, std::ostream& err, const LintResult& res, const TextOptions& opts);
+
+// The stable JSON document (schema version 1, see docs/json-output.md).
+nlohmann::json to_json(const LintResult& res);
+nlohmann::json finding_to_json(const Finding& f);
+void write_json(std::ostream& out, const LintResult& res);
+
+}  // namespace tl::report

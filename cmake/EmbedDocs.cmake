@@ -1,0 +1,17 @@
+# Embeds every rules/docs/*.md into the binary so that `trainlint explain`, JSON/SARIF
+# help text and editor hovers all read the one text the repository holds.
+function(trainlint_embed_docs docs_dir out_cpp)
+  file(GLOB docs CONFIGURE_DEPENDS ${docs_dir}/*.md)
+  list(SORT docs)
+  set(body "// Generated from rules/docs/*.md by cmake/EmbedDocs.cmake. Do not edit.\n#include \"rules/docs.h\"\nnamespace tl {\nconst std::vector<RuleDoc>& rule_docs() {\n  static const std::vector<RuleDoc> docs = {\n")
+  foreach(doc ${docs})
+    get_filename_component(name ${doc} NAME_WE)
+    file(READ ${doc} text)
+    string(REGEX MATCH "^TL[0-9]+" code "${name}")
+    set(body "${body}    {\"${code}\", \"${name}.md\", R\"trainlint_doc(${text})trainlint_doc\"},\n")
+  endforeach()
+  set(body "${body}  };\n  return docs;\n}\n}  // namespace tl\n")
+  file(WRITE ${out_cpp}.tmp "${body}")
+  configure_file(${out_cpp}.tmp ${out_cpp} COPYONLY)
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${docs})
+endfunction()

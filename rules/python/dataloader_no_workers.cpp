@@ -1,0 +1,22 @@
+// TL201 dataloader-no-workers: DataLoader with no num_workers, a literal 0, or a name whose
+// only value is 0 (argparse defaults count).
+#include "rules/python/common.h"
+#include "rules/python/rules.h"
+
+namespace tl::rules {
+
+void check_dataloader_no_workers(RuleContext& ctx) {
+  for (auto& c : ctx.mod.calls) {
+    if (!is_dataloader_ctor(c.qname)) continue;
+    py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "num_workers", 5);
+    bool all_zero = v.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Int && l.text == "0"; },
+                          /*absent_ok=*/true);
+    if (!all_zero) continue;
+    bool missing = v.values.empty();
+    ctx.report(c.node, std::string(missing ? "DataLoader has no `num_workers`" : "DataLoader has `num_workers=0`") +
+                           ": batches are loaded and collated in the training process, so the GPU waits for every "
+                           "batch; use worker processes (`num_workers>0`)");
+  }
+}
+
+}  // namespace tl::rules

@@ -1,0 +1,74 @@
+#include <string>
+
+#include "rules/docs.h"
+#include "rules/registry.h"
+
+namespace tl {
+
+Range RuleContext::range_of(const py::Module& m, py::NodeId n) {
+  Range r;
+  r.begin = m.tree[n].start;
+  r.end = m.tree[n].end;
+  r.start = m.src->line_col(r.begin);
+  r.stop = m.src->line_col(r.end);
+  return r;
+}
+
+Note RuleContext::note_at(const py::Module& m, py::NodeId n, std::string message) {
+  return Note{m.path, range_of(m, n), std::move(message)};
+}
+
+void RuleContext::report(py::NodeId node, std::string message, std::vector<Note> notes) {
+  Finding f;
+  f.code = std::string(rule.code);
+  f.slug = std::string(rule.slug);
+  f.severity = rule.severity;
+  f.message = std::move(message);
+  f.path = mod.path;
+  f.range = range_of(mod, node);
+  f.notes = std::move(notes);
+  f.probe = std::string(rule.probe);
+  if (py::Function* fn = mod.enclosing_function(node)) f.scope = fn->qualname;
+  out_.push_back(std::move(f));
+}
+
+void RuleContext::report_per_step(py::NodeId node, std::string message, const py::StepContext& sc) {
+  std::vector<Note> notes;
+  if (sc.loop_mod && sc.loop_node != py::kNone) {
+    std::string what = sc.desc;
+    if (sc.loop_mod->tree.is(sc.loop_node, py::K::FunctionDefinition))
+      notes.push_back(note_at(*sc.loop_mod, sc.loop_node, "runs every step: " + what));
+    else
+      notes.push_back(note_at(*sc.loop_mod, sc.loop_node, "runs every iteration of this " + what));
+  }
+  for (size_t i = 0; i < sc.chain.size(); ++i) {
+    const py::Call* c = sc.chain[i];
+    const py::Module* cm = sc.chain_mods[i];
+    std::string callee(cm->tree.text(c->callee));
+    if (callee.size() > 60) callee = callee.substr(0, 57) + "...";
+    notes.push_back(note_at(*cm, c->node, "through this call to `" + callee + "`, made every step"));
+  }
+  report(node, std::move(message), std::move(notes));
+}
+
+const RuleInfo* find_rule(std::string_view s) {
+  for (auto& r : registry())
+    if (r.code == s || r.slug == s) return &r;
+  // case-insensitive code
+  if (s.size() == 5)
+    for (auto& r : registry()) {
+      bool eq = true;
+      for (size_t i = 0; i < 5; ++i)
+        if (std::toupper(static_cast<unsigned char>(s[i])) != r.code[i]) eq = false;
+      if (eq) return &r;
+    }
+  return nullptr;
+}
+
+std::string_view rule_doc(std::string_view code) {
+  for (auto& d : rule_docs())
+    if (d.code == code) return d.text;
+  return {};
+}
+
+}  // namespace tl

@@ -1,0 +1,82 @@
+// Shared helpers for trainlint's tests.
+#pragma once
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "analyzer/core/engine.h"
+
+namespace tl::test {
+
+inline std::string source_dir() { return TRAINLINT_SOURCE_DIR; }
+inline std::string binary() { return TRAINLINT_BINARY; }
+
+inline std::string read_file(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline void write_file(const std::filesystem::path& p, const std::string& s) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::binary);
+  out << s;
+}
+
+// A fresh temporary folder, removed at the end of the test.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    char tmpl[] = "/tmp/trainlint-test-XXXXXX";
+    path = mkdtemp(tmpl);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+struct CliResult {
+  int rc = -1;
+  std::string out, err;
+};
+
+// Runs the trainlint binary with `args` (already shell-quoted where needed).
+inline CliResult run_cli(const std::string& args, const std::string& cwd = source_dir()) {
+  TempDir t;
+  std::string outp = (t.path / "out").string(), errp = (t.path / "err").string();
+  std::string cmd = "cd '" + cwd + "' && '" + binary() + "' " + args + " >'" + outp + "' 2>'" + errp + "' </dev/null";
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = read_file(outp);
+  r.err = read_file(errp);
+  return r;
+}
+
+// Lints in-memory sources {path, text}.
+inline LintResult lint_texts(const std::vector<std::pair<std::string, std::string>>& files,
+                             std::vector<std::string> select = {}) {
+  std::vector<std::unique_ptr<SourceFile>> srcs;
+  for (auto& [p, t] : files) srcs.push_back(std::make_unique<SourceFile>(p, t));
+  LintOptions o;
+  o.select = std::move(select);
+  o.threads = 1;
+  return lint_sources(std::move(srcs), o);
+}
+
+// (line, code) pairs of a result, for compact assertions.
+inline std::set<std::pair<uint32_t, std::string>> lines_codes(const LintResult& r) {
+  std::set<std::pair<uint32_t, std::string>> s;
+  for (auto& f : r.findings) s.insert({f.range.start.line, f.code});
+  return s;
+}
+
+}  // namespace tl::test
