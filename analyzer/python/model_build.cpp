@@ -306,25 +306,71 @@ struct ModelBuilder {
     return false;
   }
 
+  // Does expression v read any name in `names` (identifiers, or the last part of an attribute)?
+  static bool reads_name_in(const Tree& t, NodeId v, const std::unordered_set<std::string>& names) {
+    if (v == kNone || names.empty()) return false;
+    std::vector<NodeId> stack{v};
+    int budget = 2000;
+    while (!stack.empty() && budget-- > 0) {
+      NodeId x = stack.back();
+      stack.pop_back();
+      if (t.is(x, K::Identifier) && names.count(std::string(t.text(x)))) return true;
+      if (t.is(x, K::Attribute)) {
+        NodeId a = t.field(x, F::Attribute);
+        if (a != kNone && names.count(std::string(t.text(a)))) return true;
+      }
+      for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+        if (t[c].named) stack.push_back(c);
+    }
+    return false;
+  }
+
+  // Names bound to a possibly-accelerator device, per module, to a fixpoint: `acc =
+  // torch.accelerator.current_accelerator()` then `device = torch.device(f"{acc}:0")` makes both
+  // accelerator names. Functions whose return value is such a device count too (`dist_util.dev()`).
   void accelerator_facts() {
     std::vector<std::unordered_set<std::string>> names(pm.modules_.size());
+    std::unordered_set<const Function*> device_fns;
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
       auto& ns = names[m.index];
-      auto scan_scope = [&](const Scope& s) {
-        for (auto& [n, bs] : s.names)
-          for (auto& b : bs)
-            if (b.kind == Binding::Kind::Assign && mentions_accelerator(m.tree, b.value)) ns.insert(std::string(n));
-      };
-      scan_scope(m.scope);
-      for (auto& f : m.functions) scan_scope(f->scope);
-      for (auto& c : m.classes)
-        for (auto& [a, vs] : c->attr_values)
-          for (NodeId v : vs)
-            if (mentions_accelerator(m.tree, v)) ns.insert(std::string(a));
-      for (auto& d : m.argdefs)
-        if (d.has_default && mentions_accelerator(m.tree, d.default_value)) ns.insert(d.dest);
       for (const char* dn : {"local_rank", "rank", "gpu", "gpu_id", "device_id", "local_device"}) ns.insert(dn);
+      for (int round = 0; round < 4; ++round) {
+        size_t before = ns.size();
+        auto scan_scope = [&](const Scope& s) {
+          for (auto& [n, bs] : s.names)
+            for (auto& b : bs)
+              if (b.kind == Binding::Kind::Assign && b.value != kNone &&
+                  (mentions_accelerator(m.tree, b.value) || reads_name_in(m.tree, b.value, ns)))
+                ns.insert(std::string(n));
+        };
+        scan_scope(m.scope);
+        for (auto& f : m.functions) scan_scope(f->scope);
+        for (auto& c : m.classes)
+          for (auto& [a, vs] : c->attr_values)
+            for (NodeId v : vs)
+              if (mentions_accelerator(m.tree, v) || reads_name_in(m.tree, v, ns)) ns.insert(std::string(a));
+        for (auto& d : m.argdefs)
+          if (d.has_default && mentions_accelerator(m.tree, d.default_value)) ns.insert(d.dest);
+        if (ns.size() == before) break;
+      }
+      // functions returning a device
+      for (auto& f : m.functions) {
+        if (f->body == kNone) continue;
+        std::vector<NodeId> stack{f->body};
+        while (!stack.empty()) {
+          NodeId x = stack.back();
+          stack.pop_back();
+          if (m.tree.is(x, K::FunctionDefinition) || m.tree.is(x, K::ClassDefinition) || m.tree.is(x, K::Lambda)) continue;
+          if (m.tree.is(x, K::ReturnStatement)) {
+            NodeId v = m.tree.first_named_child(x);
+            if (v != kNone && (mentions_accelerator(m.tree, v) || reads_name_in(m.tree, v, ns))) device_fns.insert(f.get());
+            continue;
+          }
+          for (NodeId c = m.tree[x].first_child; c != kNone; c = m.tree[c].next_sibling)
+            if (m.tree[c].named) stack.push_back(c);
+        }
+      }
     }
     for (auto& p : pm.programs_) {
       std::unordered_set<std::string> all;
@@ -342,11 +388,11 @@ struct ModelBuilder {
             p.uses_accelerator = true;
             continue;
           }
-          NodeId dev = kNone;
           if (c.method == "cuda" && c.receiver != kNone) {
             p.uses_accelerator = true;
             continue;
           }
+          NodeId dev = kNone;
           if (c.method == "to" && c.receiver != kNone) dev = pm.positional_arg(m, c, 0);
           NodeId kwdev = pm.keyword_arg(m, c, "device");
           for (NodeId d : {dev, kwdev}) {
@@ -354,6 +400,8 @@ struct ModelBuilder {
             if (mentions_accelerator(t, d)) p.uses_accelerator = true;
             std::string dt = dotted_text(t, d);
             if (!dt.empty() && all.count(std::string(last_component(dt)))) p.uses_accelerator = true;
+            if (t.is(d, K::Call))
+              if (const Call* dc = m.call_at(d); dc && dc->target && device_fns.count(dc->target)) p.uses_accelerator = true;
           }
         }
       }

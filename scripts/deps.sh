@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what trainlint needs to build and test, from Debian packages, only when missing.
+# The tree-sitter grammar itself is fetched by CMake (npm ci in grammars/), pinned by the lock.
+set -euo pipefail
+
+packages=(
+  g++ cmake ninja-build pkg-config ccache
+  libtree-sitter-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  googletest libgtest-dev libbenchmark-dev
+  hyperfine
+)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "trainlint: installing missing packages: ${missing[*]}" >&2
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
