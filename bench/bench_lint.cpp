@@ -1,1 +1,132 @@
-int main(){}
+// Throughput of `trainlint` against a bare tree-sitter parse of the same files, side by side in
+// one process (Google Benchmark, real time, several repetitions). The corpus defaults to
+// Debian's torch Python tree; set TRAINLINT_BENCH_DIR to use another folder.
+//
+// What is compared: "bare parse" = ts_parser_parse_string on every file, tree deleted;
+// "lint" = the whole engine (parse, compact tree, model, linking, all rules, sorting,
+// fingerprints) from in-memory sources. Both at 1 thread and at all cores. The ratio lines
+// printed at the end are lint / bare parse at the same thread count.
+#include <benchmark/benchmark.h>
+#include <tree_sitter/api.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <thread>
+
+#include "analyzer/core/engine.h"
+
+extern "C" const TSLanguage* tree_sitter_python(void);
+
+namespace {
+
+struct Corpus {
+  std::vector<std::pair<std::string, std::string>> files;
+  size_t bytes = 0;
+};
+
+const Corpus& corpus() {
+  static Corpus c = [] {
+    Corpus c;
+    const char* env = std::getenv("TRAINLINT_BENCH_DIR");
+    std::string dir = env ? env : "/usr/lib/python3/dist-packages/torch";
+    std::vector<tl::FileMessage> msgs;
+    bool io = false;
+    for (auto& p : tl::discover_files({dir}, msgs, io)) {
+      std::ifstream in(p, std::ios::binary);
+      std::stringstream ss;
+      ss << in.rdbuf();
+      c.bytes += ss.str().size();
+      c.files.emplace_back(p, ss.str());
+    }
+    std::fprintf(stderr, "corpus: %s: %zu files, %.1f MB\n", dir.c_str(), c.files.size(), c.bytes / 1e6);
+    return c;
+  }();
+  return c;
+}
+
+unsigned all_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+void bare_parse(unsigned threads) {
+  const auto& c = corpus();
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    TSParser* p = ts_parser_new();
+    ts_parser_set_language(p, tree_sitter_python());
+    for (size_t i; (i = next.fetch_add(1)) < c.files.size();) {
+      const std::string& s = c.files[i].second;
+      TSTree* t = ts_parser_parse_string(p, nullptr, s.data(), static_cast<uint32_t>(s.size()));
+      benchmark::DoNotOptimize(t);
+      ts_tree_delete(t);
+    }
+    ts_parser_delete(p);
+  };
+  if (threads <= 1) return work();
+  std::vector<std::thread> pool;
+  for (unsigned i = 0; i < threads; ++i) pool.emplace_back(work);
+  for (auto& t : pool) t.join();
+}
+
+void lint(unsigned threads) {
+  const auto& c = corpus();
+  std::vector<std::unique_ptr<tl::SourceFile>> srcs;
+  srcs.reserve(c.files.size());
+  for (auto& [p, t] : c.files) srcs.push_back(std::make_unique<tl::SourceFile>(p, t));
+  tl::LintOptions o;
+  o.threads = threads;
+  auto r = tl::lint_sources(std::move(srcs), o);
+  benchmark::DoNotOptimize(r.findings.data());
+}
+
+void BM_BareParse(benchmark::State& st) {
+  unsigned th = st.range(0) ? static_cast<unsigned>(st.range(0)) : all_threads();
+  for (auto _ : st) bare_parse(th);
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(corpus().bytes));
+  st.counters["threads"] = th;
+}
+
+void BM_Lint(benchmark::State& st) {
+  unsigned th = st.range(0) ? static_cast<unsigned>(st.range(0)) : all_threads();
+  for (auto _ : st) lint(th);
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(corpus().bytes));
+  st.counters["threads"] = th;
+}
+
+// Interleave so that machine noise hits both sides alike.
+BENCHMARK(BM_BareParse)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK(BM_Lint)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK(BM_BareParse)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+BENCHMARK(BM_Lint)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
+
+class RatioReporter : public benchmark::ConsoleReporter {
+ public:
+  std::map<std::string, double> median_ms;
+  void ReportRuns(const std::vector<Run>& runs) override {
+    ConsoleReporter::ReportRuns(runs);
+    for (auto& r : runs)
+      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median")
+        median_ms[r.run_name.function_name + "/" + r.run_name.args] = r.GetAdjustedRealTime();
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  corpus();
+  RatioReporter rep;
+  benchmark::RunSpecifiedBenchmarks(&rep);
+  double mb = corpus().bytes / 1e6;
+  for (const char* th : {"1", "0"}) {
+    std::string a = std::string("BM_Lint/") + th, b = std::string("BM_BareParse/") + th;
+    if (!rep.median_ms.count(a) || !rep.median_ms.count(b)) continue;
+    double l = rep.median_ms[a], p = rep.median_ms[b];
+    std::printf("threads=%s: lint %.0f ms (%.1f MB/s), bare parse %.0f ms (%.1f MB/s), lint/parse = %.2fx\n",
+                std::string(th) == "0" ? std::to_string(all_threads()).c_str() : th, l, mb / (l / 1e3), p,
+                mb / (p / 1e3), l / p);
+  }
+  return 0;
+}

@@ -60,8 +60,8 @@ int main(int argc, char** argv) {
   bool quiet = false;
   app.add_option("paths", paths, "Python files or folders (folders are searched recursively)");
   app.add_option("--select", select, "Only these rules: codes, slugs or code prefixes (TL1), comma-separated")
-      ->take_all();
-  app.add_option("--ignore", ignore, "Skip these rules: codes, slugs or code prefixes, comma-separated")->take_all();
+      ->allow_extra_args(false);
+  app.add_option("--ignore", ignore, "Skip these rules: codes, slugs or code prefixes, comma-separated")->allow_extra_args(false);
   app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
   app.add_option("--fail-on", fail_on, "Exit 1 when a finding has at least this severity")
       ->check(CLI::IsMember({"error", "warning", "info"}));
@@ -117,13 +117,8 @@ int main(int argc, char** argv) {
     tl::report::TextOptions to;
     to.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
     to.show_source = !quiet;
-    if (quiet) {
-      // findings only
-      tl::LintResult copy;
-      tl::report::write_text(std::cout, std::cerr, res, to);
-    } else {
-      tl::report::write_text(std::cout, std::cerr, res, to);
-    }
+    to.show_summary = !quiet;
+    tl::report::write_text(std::cout, std::cerr, res, to);
   }
   std::cout.flush();
   if (res.io_error) return 2;

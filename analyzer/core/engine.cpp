@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -24,7 +27,8 @@ bool skip_dir(const fs::path& p) {
                                 ".eggs", "dist", ".cache", ".ipynb_checkpoints"};
   for (auto* n : names)
     if (name == n) return true;
-  if (name.rfind("build", 0) == 0 || name.rfind("cmake-build", 0) == 0) return true;
+  // `build`, `build-release`, `cmake-build-debug`; not Python packages such as `builders/`
+  if (name == "build" || name.rfind("build-", 0) == 0 || name.rfind("cmake-build", 0) == 0) return true;
   std::error_code ec;
   if (fs::exists(p / "pyvenv.cfg", ec)) return true;   // any virtual environment
   if (fs::exists(p / "CMakeCache.txt", ec)) return true;  // a CMake build tree
@@ -73,7 +77,7 @@ std::vector<std::string> discover_files(const std::vector<std::string>& paths, s
       }
       std::vector<std::string> found;
       while (it != end) {
-        const fs::directory_entry& e = *it;
+        const fs::directory_entry e = *it;  // a copy: `*it` is gone once the walk ends
         std::error_code e2;
         bool is_link = e.is_symlink(e2);
         if (e.is_directory(e2) && !is_link) {
@@ -111,6 +115,12 @@ std::vector<std::string> discover_files(const std::vector<std::string>& paths, s
 std::unique_ptr<SourceFile> read_source(const std::string& path, size_t max_bytes, std::vector<FileMessage>& messages,
                                         bool& io_error) {
   std::error_code ec;
+  auto st = fs::status(path, ec);
+  if (!ec && !fs::is_regular_file(st)) {  // a FIFO would block the read; a device never ends
+    messages.push_back({FileMessage::Kind::Error, path, "cannot read: not a regular file", std::nullopt});
+    io_error = true;
+    return nullptr;
+  }
   auto size = fs::file_size(path, ec);
   if (ec) {
     messages.push_back({FileMessage::Kind::Error, path, "cannot read: " + ec.message(), std::nullopt});
@@ -228,6 +238,7 @@ LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const Li
   for (auto& r : registry())
     if (r.check && rule_enabled(opts, r.code, r.slug)) rules.push_back(&r);
   std::vector<std::vector<Finding>> per_module(mods.size());
+  auto rules_start = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < mods.size();) {
@@ -247,6 +258,9 @@ LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const Li
     for (unsigned w = 0; w < k; ++w) pool.emplace_back(work);
     for (auto& th : pool) th.join();
   }
+  if (std::getenv("TRAINLINT_TIMING"))
+    std::fprintf(stderr, "trainlint: %-28s %8.1f ms\n", "rules",
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - rules_start).count());
   for (auto& v : per_module)
     for (auto& f : v) res.findings.push_back(std::move(f));
   sort_and_dedupe(res.findings);

@@ -2,6 +2,9 @@
 // over the call graph: optimizer-step / backward reach, loop classification, programs, and the
 // per-step reach of functions called from step loops.
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <atomic>
 #include <deque>
 #include <filesystem>
@@ -372,39 +375,61 @@ struct ModelBuilder {
         }
       }
     }
-    for (auto& p : pm.programs_) {
-      std::unordered_set<std::string> all;
-      for (Module* m : p.members) all.insert(names[m->index].begin(), names[m->index].end());
-      for (Module* mptr : p.members) {
-        const Module& m = *mptr;
-        const Tree& t = m.tree;
-        for (auto& c : m.calls) {
-          if (is_opt_step(m, c)) p.has_opt_step = true;
-          if (is_backward(c)) p.has_backward = true;
-          if (p.uses_accelerator) continue;
-          std::string_view q = c.qname;
-          if (q == "torch.cuda.set_device" || q.rfind("accelerate.Accelerator", 0) == 0 ||
-              ((q.rfind("pytorch_lightning", 0) == 0 || q.rfind("lightning", 0) == 0) && last_component(q) == "Trainer")) {
-            p.uses_accelerator = true;
-            continue;
-          }
-          if (c.method == "cuda" && c.receiver != kNone) {
-            p.uses_accelerator = true;
-            continue;
-          }
-          NodeId dev = kNone;
-          if (c.method == "to" && c.receiver != kNone) dev = pm.positional_arg(m, c, 0);
-          NodeId kwdev = pm.keyword_arg(m, c, "device");
-          for (NodeId d : {dev, kwdev}) {
-            if (d == kNone) continue;
-            if (mentions_accelerator(t, d)) p.uses_accelerator = true;
-            std::string dt = dotted_text(t, d);
-            if (!dt.empty() && all.count(std::string(last_component(dt)))) p.uses_accelerator = true;
-            if (t.is(d, K::Call))
-              if (const Call* dc = m.call_at(d); dc && dc->target && device_fns.count(dc->target)) p.uses_accelerator = true;
-          }
+    // Per module, once: direct facts, and the device names its `.to(x)` / `device=x` use.
+    struct ModuleFacts {
+      bool opt = false, backward = false, accel = false;
+      std::unordered_set<std::string> used_device_names;
+    };
+    std::vector<ModuleFacts> facts(pm.modules_.size());
+    for (auto& mp : pm.modules_) {
+      const Module& m = *mp;
+      const Tree& t = m.tree;
+      ModuleFacts& mf = facts[m.index];
+      for (auto& c : m.calls) {
+        if (is_opt_step(m, c)) mf.opt = true;
+        if (is_backward(c)) mf.backward = true;
+        if (mf.accel) continue;
+        std::string_view q = c.qname;
+        if (q == "torch.cuda.set_device" || q.rfind("accelerate.Accelerator", 0) == 0 ||
+            ((q.rfind("pytorch_lightning", 0) == 0 || q.rfind("lightning", 0) == 0) && last_component(q) == "Trainer") ||
+            (c.method == "cuda" && c.receiver != kNone)) {
+          mf.accel = true;
+          continue;
+        }
+        NodeId dev = kNone;
+        if (c.method == "to" && c.receiver != kNone) dev = pm.positional_arg(m, c, 0);
+        NodeId kwdev = pm.keyword_arg(m, c, "device");
+        for (NodeId d : {dev, kwdev}) {
+          if (d == kNone) continue;
+          if (mentions_accelerator(t, d)) mf.accel = true;
+          std::string dt = dotted_text(t, d);
+          if (!dt.empty()) mf.used_device_names.insert(std::string(last_component(dt)));
+          if (t.is(d, K::Call))
+            if (const Call* dc = m.call_at(d); dc && dc->target && device_fns.count(dc->target)) mf.accel = true;
         }
       }
+    }
+    // Per program: a name used as a device in one member and bound to an accelerator in another.
+    for (auto& p : pm.programs_) {
+      bool accel = false;
+      for (Module* m : p.members) {
+        const ModuleFacts& mf = facts[m->index];
+        p.has_opt_step |= mf.opt;
+        p.has_backward |= mf.backward;
+        accel |= mf.accel;
+      }
+      for (Module* m : p.members) {
+        if (accel) break;
+        for (auto& used : facts[m->index].used_device_names) {
+          for (Module* n : p.members)
+            if (names[n->index].count(used)) {
+              accel = true;
+              break;
+            }
+          if (accel) break;
+        }
+      }
+      p.uses_accelerator = accel;
     }
   }
 
@@ -815,8 +840,24 @@ struct ModelBuilder {
   }
 };
 
+namespace {
+// TRAINLINT_TIMING=1 prints the time of each phase to stderr (for bench notes and profiling).
+struct PhaseTimer {
+  bool on = std::getenv("TRAINLINT_TIMING") != nullptr;
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void lap(const char* what) {
+    if (!on) return;
+    auto now = std::chrono::steady_clock::now();
+    std::fprintf(stderr, "trainlint: %-28s %8.1f ms\n", what, std::chrono::duration<double, std::milli>(now - t).count());
+    t = now;
+  }
+};
+}  // namespace
+
 ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads) {
   ProgramModel pm;
+  PhaseTimer timer;
+  std::atomic<int64_t> parse_ns{0}, collect_ns{0};
   pm.modules_.resize(files.size());
   if (threads == 0) threads = 1;
   // phase 1
@@ -825,10 +866,19 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
     m->index = static_cast<uint32_t>(i);
     m->path = files[i]->path();
     m->src = std::move(files[i]);
+    auto t0 = std::chrono::steady_clock::now();
     m->tree = Tree::parse(*m->src);
+    auto t1 = std::chrono::steady_clock::now();
     collect_module(*m);
+    auto t2 = std::chrono::steady_clock::now();
+    parse_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0).count();
+    collect_ns += std::chrono::duration_cast<std::chrono::nanoseconds>(t2 - t1).count();
     pm.modules_[i] = std::move(m);
   });
+  timer.lap("parse + collect");
+  if (timer.on)
+    std::fprintf(stderr, "trainlint:   (summed over threads: parse %.1f ms, collect %.1f ms)\n", parse_ns.load() / 1e6,
+                 collect_ns.load() / 1e6);
   for (auto& m : pm.modules_)
     for (auto& f : m->functions) {
       f->id = static_cast<uint32_t>(pm.functions_.size());
@@ -839,16 +889,22 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
   ModelBuilder b{pm};
   // phase 2
   b.index_modules();
+  timer.lap("index modules");
   // phase 3 (reads other modules' scopes, writes only its own calls/classes)
   parallel_for(pm.modules_.size(), threads, [&](size_t i) { b.resolve_module(*pm.modules_[i]); });
+  timer.lap("resolve calls");
   // phase 4
   b.link_imports();
   b.build_programs();
+  timer.lap("imports + programs");
   b.accelerator_facts();
+  timer.lap("accelerator facts");
   b.framework_hooks();
   b.call_graph_facts();
+  timer.lap("call graph + loops");
   b.step_reach();
   b.data_path();
+  timer.lap("step reach + data path");
   return pm;
 }
 

@@ -12,6 +12,7 @@ namespace tl::report {
 struct TextOptions {
   bool color = false;
   bool show_source = true;
+  bool show_summary = true;  // the "N findings (...) in M files" line
 };
 
 // Compiler-style text: `path:line:col: warning: message [TL101 slug]`, the source line with a

@@ -74,7 +74,7 @@ void write_text(std::ostream& out, std::ostream& err, const LintResult& res, con
       out << pal.bold() << n.path << ":" << n.range.start.line << ":" << n.range.start.col << ":" << pal.reset() << " "
           << pal.note() << "note:" << pal.reset() << " " << n.message << "\n";
   }
-  if (!res.findings.empty()) {
+  if (opts.show_summary && !res.findings.empty()) {
     out << "\n" << res.findings.size() << (res.findings.size() == 1 ? " finding" : " findings") << " (";
     bool first = true;
     for (Severity s : {Severity::Error, Severity::Warning, Severity::Info}) {

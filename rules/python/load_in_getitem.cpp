@@ -1,5 +1,6 @@
 // TL205 load-in-getitem: inside Dataset.__getitem__ (or a function it calls), a file open or
 // deserialisation whose arguments do not depend on the index parameter.
+#include <algorithm>
 #include <set>
 #include <unordered_set>
 
@@ -184,22 +185,18 @@ struct Analyzer {
 }  // namespace
 
 void check_load_in_getitem(RuleContext& ctx) {
-  // Start from every Dataset's __getitem__ in the program; report only sites in this module.
-  for (auto& mp : ctx.model.modules()) {
-    bool related = mp.get() == &ctx.mod;
-    for (uint32_t p : mp->programs)
-      for (uint32_t q : ctx.mod.programs)
-        if (p == q) related = true;
-    if (!related) continue;
-    for (auto& cp : mp->classes) {
-      if (!py::is_dataset_class(*cp)) continue;
-      auto it = cp->methods.find("__getitem__");
-      if (it == cp->methods.end()) continue;
-      const py::Function& gi = *it->second;
-      if (gi.params.size() < 2) continue;
-      Analyzer a{ctx, &gi, "`__getitem__` of Dataset `" + std::string(cp->name) + "`", {}};
-      a.visit(gi, {std::string(gi.params[1])}, {});
-    }
+  // The Dataset.__getitem__ roots whose per-sample path reaches a function of this module (the
+  // model computed the data path once for the whole run; this stays linear in the program).
+  std::vector<const py::Function*> roots;
+  for (auto& fp : ctx.mod.functions) {
+    const py::DataPathInfo* dp = ctx.model.data_path(fp.get());
+    if (!dp || dp->root->name != "__getitem__" || !dp->root->cls || !py::is_dataset_class(*dp->root->cls)) continue;
+    if (std::find(roots.begin(), roots.end(), dp->root) == roots.end()) roots.push_back(dp->root);
+  }
+  for (const py::Function* gi : roots) {
+    if (gi->params.size() < 2) continue;
+    Analyzer a{ctx, gi, "`__getitem__` of Dataset `" + std::string(gi->cls->name) + "`", {}};
+    a.visit(*gi, {std::string(gi->params[1])}, {});
   }
 }
 
