@@ -154,106 +154,7 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
   Resolved r;
   const Tree& t = m.tree;
   if (expr == kNone || depth > 10) return r;
-  auto from_qname = [&](const std::string& qn, const Module& from) -> Resolved {
-    Resolved out;
-    std::string q = qn;
-    if (!q.empty() && q[0] == '.') {
-      // Relative import: resolve against the importing file's directory.
-      size_t dots = 0;
-      while (dots < q.size() && q[dots] == '.') ++dots;
-      std::filesystem::path dir = std::filesystem::path(from.path).parent_path();
-      for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
-      std::string remain = q.substr(dots);
-      std::vector<std::string> comps;
-      size_t s = 0;
-      while (s <= remain.size() && !remain.empty()) {
-        size_t e = remain.find('.', s);
-        comps.push_back(remain.substr(s, e == std::string::npos ? std::string::npos : e - s));
-        if (e == std::string::npos) break;
-        s = e + 1;
-      }
-      for (size_t take = comps.size() + 1; take-- > 0;) {
-        std::filesystem::path p = dir;
-        for (size_t i = 0; i < take; ++i) p /= comps[i];
-        for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
-          auto it = by_dotted_.find("@path:" + path_key(cand));
-          if (it != by_dotted_.end() && !it->second.empty()) {
-            out.kind = Resolved::Kind::Module;
-            out.mod = it->second.front();
-            std::string rest;
-            for (size_t i = take; i < comps.size(); ++i) rest += (rest.empty() ? "" : ".") + comps[i];
-            if (rest.empty()) return out;
-            // look the remaining names up in that module
-            std::string first = rest.substr(0, rest.find('.'));
-            auto* bs = out.mod->scope.find_local(first);
-            Resolved inner;
-            if (bs) {
-              for (auto& b : *bs) {
-                if (b.kind == Binding::Kind::Def) { inner.kind = Resolved::Kind::Function; inner.fn = b.fn; }
-                else if (b.kind == Binding::Kind::ClassDef) { inner.kind = Resolved::Kind::Class; inner.cls = b.cls; }
-                else if (b.kind == Binding::Kind::Import && depth < 8) {
-                  Resolved sub;
-                  sub.kind = Resolved::Kind::External;
-                  sub.qname = b.qname;
-                  inner = sub;
-                }
-              }
-            }
-            if (inner.kind == Resolved::Kind::None) {
-              out.kind = Resolved::Kind::None;
-              return out;
-            }
-            return inner;
-          }
-        }
-      }
-      return out;  // an unanalysed relative module: unknown
-    }
-    std::string rest;
-    Module* target = module_for(q, &rest);
-    if (!target || target == &from) {
-      out.kind = Resolved::Kind::External;
-      out.qname = q;
-      return out;
-    }
-    out.kind = Resolved::Kind::Module;
-    out.mod = target;
-    if (rest.empty()) return out;
-    std::string first = rest.substr(0, rest.find('.'));
-    std::string tail = rest.size() > first.size() ? rest.substr(first.size() + 1) : std::string();
-    auto* bs = target->scope.find_local(first);
-    if (!bs) return Resolved{};
-    Resolved inner;
-    for (auto& b : *bs) {
-      if (b.kind == Binding::Kind::Def) { inner = Resolved{}; inner.kind = Resolved::Kind::Function; inner.fn = b.fn; }
-      else if (b.kind == Binding::Kind::ClassDef) { inner = Resolved{}; inner.kind = Resolved::Kind::Class; inner.cls = b.cls; }
-      else if (b.kind == Binding::Kind::Import) {
-        inner = Resolved{};
-        inner.kind = Resolved::Kind::External;
-        inner.qname = b.qname;
-      }
-    }
-    if (inner.kind == Resolved::Kind::External && depth < 8) {
-      std::string full = inner.qname + (tail.empty() ? "" : "." + tail);
-      Resolved again;
-      again.kind = Resolved::Kind::External;
-      again.qname = full;
-      return again;
-    }
-    if (!tail.empty()) {
-      if (inner.kind == Resolved::Kind::Class) {
-        Resolved out2;
-        if (Function* f = inner.cls->find_method(tail)) {
-          out2.kind = Resolved::Kind::Function;
-          out2.fn = f;
-        }
-        return out2;
-      }
-      return Resolved{};
-    }
-    return inner;
-  };
-
+  std::function<Resolved(const std::string&, const Module&)> from_qname;
   auto from_bindings = [&](const std::vector<Binding>& bs, const Module& mm, std::string_view name) -> Resolved {
     Resolved out;
     // Definitions win (the last one); otherwise an import or a plain alias assignment.
@@ -305,6 +206,88 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
       }
     }
     return out;
+  };
+
+  // A qualified name from an import: an analysed module (relative imports resolve against the
+  // importing file's folder) plus the names inside it, or an external name.
+  auto in_module = [&](Module* target, const std::string& rest) -> Resolved {
+    Resolved out;
+    out.kind = Resolved::Kind::Module;
+    out.mod = target;
+    size_t pos = 0;
+    while (pos < rest.size()) {
+      size_t dot = rest.find('.', pos);
+      std::string part = rest.substr(pos, dot == std::string::npos ? std::string::npos : dot - pos);
+      pos = dot == std::string::npos ? rest.size() : dot + 1;
+      switch (out.kind) {
+        case Resolved::Kind::External: out.qname += "." + part; break;
+        case Resolved::Kind::Module: {
+          Module* mm = out.mod;
+          if (auto* bs = mm->scope.find_local(part)) {
+            out = from_bindings(*bs, *mm, part);
+          } else {
+            std::string sub;
+            Module* subm = module_for(mm->dotted + "." + part, &sub);
+            if (subm && subm != mm && sub.empty()) {
+              out = Resolved{};
+              out.kind = Resolved::Kind::Module;
+              out.mod = subm;
+            } else {
+              return Resolved{};
+            }
+          }
+          break;
+        }
+        case Resolved::Kind::Class: case Resolved::Kind::Instance: {
+          Function* f = out.cls->find_method(part);
+          out = Resolved{};
+          if (f) {
+            out.kind = Resolved::Kind::Function;
+            out.fn = f;
+          }
+          break;
+        }
+        default: return Resolved{};
+      }
+    }
+    return out;
+  };
+  from_qname = [&](const std::string& q, const Module& from) -> Resolved {
+    if (!q.empty() && q[0] == '.') {
+      size_t dots = 0;
+      while (dots < q.size() && q[dots] == '.') ++dots;
+      std::filesystem::path dir = std::filesystem::path(from.path).parent_path();
+      for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
+      std::vector<std::string> comps;
+      std::string remain = q.substr(dots);
+      for (size_t s0 = 0; !remain.empty() && s0 <= remain.size();) {
+        size_t e = remain.find('.', s0);
+        comps.push_back(remain.substr(s0, e == std::string::npos ? std::string::npos : e - s0));
+        if (e == std::string::npos) break;
+        s0 = e + 1;
+      }
+      for (size_t take = comps.size() + 1; take-- > 0;) {
+        std::filesystem::path p = dir;
+        for (size_t i = 0; i < take; ++i) p /= comps[i];
+        for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
+          auto it = by_dotted_.find("@path:" + path_key(cand));
+          if (it == by_dotted_.end() || it->second.empty()) continue;
+          std::string rest;
+          for (size_t i = take; i < comps.size(); ++i) rest += (rest.empty() ? "" : ".") + comps[i];
+          return in_module(it->second.front(), rest);
+        }
+      }
+      return Resolved{};  // an unanalysed relative module: unknown, never a guess
+    }
+    std::string rest;
+    Module* target = module_for(q, &rest);
+    if (!target || target == &from) {
+      Resolved out;
+      out.kind = Resolved::Kind::External;
+      out.qname = q;
+      return out;
+    }
+    return in_module(target, rest);
   };
 
   switch (t.kind(expr)) {

@@ -1,0 +1,301 @@
+// The ProgramModel's shared notions, one by one: name resolution, loop classes, varying
+// guards, calls followed across functions and files, value facts, programs.
+#include <gtest/gtest.h>
+
+#include "analyzer/python/model.h"
+#include "support/test_support.h"
+
+using namespace tl;
+using namespace tl::py;
+
+namespace {
+
+struct Built {
+  ProgramModel pm;
+  const Module& mod(const std::string& path) const {
+    for (auto& m : pm.modules())
+      if (m->path == path) return *m;
+    throw std::runtime_error("no module " + path);
+  }
+  // The n-th call (0-based) whose source text starts with `prefix`.
+  const Call& call(const std::string& path, const std::string& prefix, int n = 0) const {
+    const Module& m = mod(path);
+    for (auto& c : m.calls)
+      if (m.tree.text(c.node).substr(0, prefix.size()) == prefix && n-- == 0) return c;
+    throw std::runtime_error("no call " + prefix);
+  }
+  bool per_step(const std::string& path, const std::string& prefix, int n = 0) const {
+    const Call& c = call(path, prefix, n);
+    return pm.runs_every_step(mod(path), c.node).has_value();
+  }
+  LoopKind loop_at_line(const std::string& path, uint32_t line) const {
+    const Module& m = mod(path);
+    for (auto& L : m.loops)
+      if (m.tree.pos(L.node).line == line) return L.kind;
+    throw std::runtime_error("no loop at line " + std::to_string(line));
+  }
+};
+
+Built build(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::unique_ptr<SourceFile>> srcs;
+  for (auto& [p, t] : files) srcs.push_back(std::make_unique<SourceFile>(p, t));
+  return Built{ProgramModel::build(std::move(srcs), 2)};
+}
+
+std::string qname_of_call(const Built& b, const std::string& path, const std::string& prefix) {
+  return b.call(path, prefix).qname;
+}
+
+}  // namespace
+
+TEST(ModelNames, EveryImportAndAliasForm) {
+  auto b = build({{"t.py", R"(import torch
+import torch.nn as nn
+import torch.utils.data as tud
+from torch import nn as tnn
+from torch.utils.data import DataLoader as DL
+from gc import collect
+import gc as g
+DP = nn.DataParallel
+torch.nn.DataParallel(m)
+nn.DataParallel(m)
+tnn.DataParallel(m)
+DP(m)
+DL(ds)
+tud.DataLoader(ds)
+collect()
+g.collect()
+)"}});
+  EXPECT_EQ(qname_of_call(b, "t.py", "torch.nn.DataParallel"), "torch.nn.DataParallel");
+  EXPECT_EQ(qname_of_call(b, "t.py", "nn.DataParallel"), "torch.nn.DataParallel");
+  EXPECT_EQ(qname_of_call(b, "t.py", "tnn.DataParallel"), "torch.nn.DataParallel");
+  EXPECT_EQ(qname_of_call(b, "t.py", "DP("), "torch.nn.DataParallel");
+  EXPECT_EQ(qname_of_call(b, "t.py", "DL("), "torch.utils.data.DataLoader");
+  EXPECT_EQ(qname_of_call(b, "t.py", "tud.DataLoader"), "torch.utils.data.DataLoader");
+  EXPECT_EQ(qname_of_call(b, "t.py", "collect()"), "gc.collect");
+  EXPECT_EQ(qname_of_call(b, "t.py", "g.collect()"), "gc.collect");
+}
+
+TEST(ModelNames, LocalDefinitionsShadowImports) {
+  auto b = build({{"t.py", R"(from gc import collect
+from torch.utils.data import DataLoader
+
+class DataLoader:
+    pass
+
+def train():
+    def collect():
+        return 0
+    collect()
+    DataLoader()
+)"}});
+  EXPECT_EQ(qname_of_call(b, "t.py", "collect()"), "");
+  EXPECT_EQ(qname_of_call(b, "t.py", "DataLoader()"), "");
+  EXPECT_NE(b.call("t.py", "DataLoader()").target_class, nullptr);
+}
+
+TEST(ModelNames, RelativeAndStarImportsBetweenAnalysedFiles) {
+  auto b = build({{"pkg/__init__.py", ""},
+                  {"pkg/helpers.py", "import torch\nsave = torch.save\ndef dump(m):\n    torch.save(m, 'x')\n"},
+                  {"pkg/util.py", "import gc\ndef free():\n    gc.collect()\n"},
+                  {"pkg/train.py", "from .helpers import dump, save\nfrom .util import *\nfrom . import util\n"
+                                   "dump(1)\nsave(2)\nfree()\nutil.free()\n"}});
+  EXPECT_NE(b.call("pkg/train.py", "dump(").target, nullptr);
+  EXPECT_EQ(b.call("pkg/train.py", "save(").qname, "torch.save");
+  EXPECT_NE(b.call("pkg/train.py", "free(").target, nullptr);
+  EXPECT_NE(b.call("pkg/train.py", "util.free(").target, nullptr);
+}
+
+TEST(ModelLoops, ClassifiesStepEpochAndNestedLoops) {
+  auto b = build({{"t.py", R"(import torch
+from torch.utils.data import DataLoader
+
+def train(model, opt, loader, val_loader, epochs):
+    for epoch in range(epochs):
+        for x, y in loader:
+            for micro in range(4):
+                loss = model(x).sum()
+                loss.backward()
+            opt.step()
+        with torch.no_grad():
+            for x, y in val_loader:
+                model(x)
+
+def nanogpt(model, optimizer):
+    for it in range(1000):
+        x, y = get_batch("train")
+        loss = model(x, y)
+        loss.backward()
+        optimizer.step()
+)"}});
+  EXPECT_EQ(b.loop_at_line("t.py", 5), LoopKind::Epoch);
+  EXPECT_EQ(b.loop_at_line("t.py", 6), LoopKind::TrainStep);
+  EXPECT_EQ(b.loop_at_line("t.py", 7), LoopKind::Other);  // micro-batches: part of the step
+  EXPECT_EQ(b.loop_at_line("t.py", 12), LoopKind::EvalStep);
+  EXPECT_EQ(b.loop_at_line("t.py", 16), LoopKind::TrainStep);  // rule 2: innermost loop with a step
+}
+
+TEST(ModelLoops, EpochLoopThroughCallsAcrossFiles) {
+  auto b = build({{"engine.py", R"(def train_one_epoch(model, loader, optimizer):
+    for batch in loader:
+        optimizer.zero_grad()
+        model(batch).backward()
+        optimizer.step()
+)"},
+                  {"main.py", R"(from engine import train_one_epoch
+for epoch in range(10):
+    train_one_epoch(model, loader, optimizer)
+)"}});
+  EXPECT_EQ(b.loop_at_line("engine.py", 2), LoopKind::TrainStep);
+  EXPECT_EQ(b.loop_at_line("main.py", 2), LoopKind::Epoch);
+}
+
+TEST(ModelGuards, VaryingAndNonVaryingGuards) {
+  auto b = build({{"t.py", R"(import gc, torch
+def train(args, rank, loader, opt, model):
+    best = 0
+    for i, (x, y) in enumerate(loader):
+        loss = model(x)
+        loss.backward()
+        opt.step()
+        acc = loss.item()
+        if i % 100 == 0:
+            gc.collect()
+        if i == len(loader) - 1:
+            gc.collect()
+        if acc > best:
+            gc.collect()
+        if args.free:
+            gc.collect()
+        if rank == 0:
+            gc.collect()
+        if is_main_process():
+            gc.collect()
+        gc.collect() if i % 2 else None
+        args.free and gc.collect()
+        if args.smoke:
+            gc.collect()
+            break
+)"}});
+  EXPECT_FALSE(b.per_step("t.py", "gc.collect()", 0));  // %
+  EXPECT_FALSE(b.per_step("t.py", "gc.collect()", 1));  // last iteration
+  EXPECT_FALSE(b.per_step("t.py", "gc.collect()", 2));  // value assigned in the loop
+  EXPECT_TRUE(b.per_step("t.py", "gc.collect()", 3));   // configuration
+  EXPECT_TRUE(b.per_step("t.py", "gc.collect()", 4));   // rank
+  EXPECT_TRUE(b.per_step("t.py", "gc.collect()", 5));   // is_main_process()
+  EXPECT_FALSE(b.per_step("t.py", "gc.collect()", 6));  // ternary on the loop target
+  EXPECT_TRUE(b.per_step("t.py", "gc.collect()", 7));   // `and` on configuration
+  EXPECT_TRUE(b.per_step("t.py", "gc.collect()", 8));   // break right after does not make it periodic
+}
+
+TEST(ModelGuards, EarlyContinueMakesTheRestPeriodic) {
+  auto b = build({{"t.py", R"(import gc
+for i, batch in enumerate(train_loader):
+    optimizer.step()
+    if i >= max_steps:
+        break
+    gc.collect()
+    if i % 10 != 0:
+        continue
+    gc.collect()
+)"}});
+  EXPECT_TRUE(b.per_step("t.py", "gc.collect()", 0));
+  EXPECT_FALSE(b.per_step("t.py", "gc.collect()", 1));
+}
+
+TEST(ModelCalls, FollowedThreeLevelsAcrossFilesWithArguments) {
+  auto b = build({{"a.py", R"(from b import level1
+for step, batch in enumerate(loader):
+    optimizer.step()
+    level1(step)
+)"},
+                  {"b.py", "from c import level2\ndef level1(step):\n    level2(step)\n"},
+                  {"c.py", R"(import gc
+def level2(step):
+    level3(step)
+    gc.collect()
+
+def level3(step):
+    if step % 50 == 0:
+        gc.collect()
+    gc.collect()
+)"}});
+  EXPECT_TRUE(b.per_step("c.py", "gc.collect()", 0));   // level 2
+  EXPECT_FALSE(b.per_step("c.py", "gc.collect()", 1));  // periodic in level 3
+  EXPECT_TRUE(b.per_step("c.py", "gc.collect()", 2));   // level 3
+  auto sc = b.pm.runs_every_step(b.mod("c.py"), b.call("c.py", "gc.collect()", 2).node);
+  ASSERT_TRUE(sc.has_value());
+  EXPECT_EQ(sc->chain.size(), 3u);  // level1 -> level2 -> level3
+}
+
+TEST(ModelCalls, FrameworkHooksAreStepBodies) {
+  auto b = build({{"t.py", R"(import gc
+import pytorch_lightning as pl
+class Model(pl.LightningModule):
+    def training_step(self, batch, batch_idx):
+        gc.collect()
+        return self.net(batch).sum()
+    def on_train_epoch_end(self):
+        gc.collect()
+)"}});
+  EXPECT_TRUE(b.per_step("t.py", "gc.collect()", 0));
+  EXPECT_FALSE(b.per_step("t.py", "gc.collect()", 1));
+}
+
+TEST(ModelValues, LiteralsArgparseDictsAndUnknowns) {
+  auto b = build({{"t.py", R"(import argparse, os
+from torch.utils.data import DataLoader
+parser = argparse.ArgumentParser()
+parser.add_argument("--workers", type=int, default=0)
+parser.add_argument("--num-threads", type=int, default=4)
+args = parser.parse_args()
+zero = 0
+kw = {"num_workers": 0, "batch_size": 8}
+cuda_kw = {"batch_size": 8}
+if args.cuda:
+    cuda_kw.update({"num_workers": 1})
+def make(ds, n):
+    DataLoader(ds, num_workers=n)
+DataLoader(ds, num_workers=zero)
+DataLoader(ds, num_workers=args.workers)
+DataLoader(ds, num_workers=args.num_threads)
+DataLoader(ds, num_workers=os.cpu_count())
+DataLoader(ds, **kw)
+DataLoader(ds, **cuda_kw)
+DataLoader(ds)
+)"}});
+  const Module& m = b.mod("t.py");
+  auto vals = [&](int n) { return b.pm.keyword_values(m, b.call("t.py", "DataLoader(", n), "num_workers", 5); };
+  auto only_zero = [](const ValueSet& v) {
+    return v.all([](const Literal& l) { return l.kind == Literal::Kind::Int && l.text == "0"; }, true);
+  };
+  EXPECT_FALSE(only_zero(vals(0)));  // a parameter: unknown
+  EXPECT_TRUE(only_zero(vals(1)));   // a name whose only value is 0
+  EXPECT_TRUE(only_zero(vals(2)));   // argparse default 0
+  EXPECT_FALSE(only_zero(vals(3)));  // argparse default 4
+  EXPECT_FALSE(only_zero(vals(4)));  // os.cpu_count()
+  EXPECT_TRUE(only_zero(vals(5)));   // **dict literal with 0
+  EXPECT_FALSE(only_zero(vals(6)));  // dict updated with 1 under a condition
+  EXPECT_TRUE(vals(7).maybe_absent);
+  EXPECT_TRUE(only_zero(vals(7)));   // missing
+}
+
+TEST(ModelValues, ExecConfiguratorMakesGlobalsUnknown) {
+  auto b = build({{"t.py", R"(from torch.utils.data import DataLoader
+num_workers = 0
+exec(open("configurator.py").read())
+DataLoader(ds, num_workers=num_workers)
+)"}});
+  auto v = b.pm.keyword_values(b.mod("t.py"), b.call("t.py", "DataLoader("), "num_workers", 5);
+  EXPECT_TRUE(v.unknown);
+}
+
+TEST(ModelPrograms, FactsStayWithinOneProgram) {
+  auto b = build({{"gpu.py", "import torch\ndevice = torch.device('cuda')\nmodel.to(device)\n"},
+                  {"cpu.py", "import torch\nmodel.to('cpu')\n"},
+                  {"shared.py", "x = 1\n"},
+                  {"uses_shared.py", "import shared\nimport torch\nmodel.cuda()\n"}});
+  EXPECT_TRUE(b.pm.programs_use_accelerator(b.mod("gpu.py")));
+  EXPECT_FALSE(b.pm.programs_use_accelerator(b.mod("cpu.py")));
+  EXPECT_TRUE(b.pm.programs_use_accelerator(b.mod("shared.py")));  // imported by a GPU program
+}
