@@ -24,7 +24,9 @@ namespace {
 
 // ---- realistic training snippets ------------------------------------------------------------
 
-// TL101 at 19:13 (gc.collect() in the step loop), the step loop at 13:9. Nothing else.
+// TL101 at 19:13 (gc.collect() in the step loop), the step loop at 13:9. Under the full catalog
+// also TL203 at 10:14 (workers not persistent, iterated per epoch) and TL502 at 17:13 (no mixed
+// precision); tests about TL101 pass `--select TL101`.
 const char* kTrainGc = R"(import gc
 
 import torch
@@ -46,7 +48,7 @@ def train(model, optimizer, epochs=3):
             gc.collect()
 )";
 
-// TL301 at 5:9; TL201 and TL202 at 7:10.
+// TL301 at 5:9; TL201 and TL202 at 7:10. Nothing else under the full catalog (no training loop).
 const char* kMulti = R"(import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader, TensorDataset
@@ -56,7 +58,7 @@ ds = TensorDataset(torch.randn(64, 16))
 loader = DataLoader(ds)
 )";
 
-// TL204 (info) at 13:16 only.
+// TL204 (info) at 13:16 only, under the full catalog.
 const char* kPil = R"(from PIL import Image
 from torch.utils.data import Dataset
 
@@ -72,7 +74,8 @@ class Folder(Dataset):
         return Image.open(self.paths[i]).convert("RGB")
 )";
 
-// No findings: workers, pinned memory, DDP, periodic gc.
+// No findings under the full catalog: persistent pinned workers, DDP, autocast + GradScaler,
+// periodic gc, no per-step logging or host sync.
 const char* kClean = R"(import gc
 
 import torch
@@ -82,18 +85,21 @@ from torch.utils.data import DataLoader, TensorDataset
 
 def main(model, optimizer, rank):
     model = DDP(model.cuda(rank), device_ids=[rank])
+    scaler = torch.amp.GradScaler("cuda")
     ds = TensorDataset(torch.randn(256, 8), torch.randn(256, 1))
     loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True, persistent_workers=True)
     for step, (x, y) in enumerate(loader):
-        loss = torch.nn.functional.mse_loss(model(x.cuda(rank)), y.cuda(rank))
+        with torch.autocast("cuda", dtype=torch.float16):
+            loss = torch.nn.functional.mse_loss(model(x.cuda(rank)), y.cuda(rank))
         optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        optimizer.step()
+        scaler.scale(loss).backward()
+        scaler.step(optimizer)
+        scaler.update()
         if step % 1000 == 0:
             gc.collect()
 )";
 
-// TL101 at 7:9 before a syntax error at line 9.
+// TL101 at 7:9 before a syntax error at line 9; under the full catalog also TL203 at 4:10.
 const char* kSyntaxError = R"(import gc
 from torch.utils.data import DataLoader
 
@@ -174,7 +180,7 @@ struct Project {
 
 TEST(CliOutput, FindingLineCaretAndNote) {
   Project p;
-  auto r = run_cli("train.py", p.cwd());
+  auto r = run_cli("--select TL101 train.py", p.cwd());
   EXPECT_EQ(r.rc, 1) << r.out << r.err;
   EXPECT_EQ(r.err, "");
   auto ls = lines_of(r.out);
@@ -241,7 +247,7 @@ TEST(CliOutput, ColourOnATerminal) {
 
 TEST(CliOutput, QuietPrintsFindingsAndNotesOnly) {
   Project p;
-  auto r = run_cli("-q train.py", p.cwd());
+  auto r = run_cli("-q --select TL101 train.py", p.cwd());
   EXPECT_EQ(r.rc, 1);
   auto ls = lines_of(r.out);
   ASSERT_EQ(ls.size(), 2u) << r.out;
@@ -264,7 +270,8 @@ TEST(CliOutput, FileMessagesGoToStderr) {
 TEST(CliJson, DocumentedSchema) {
   Project p;
   write_file(p.dir.path / "syntax.py", kSyntaxError);
-  auto r = run_cli("--format json train.py multi.py pil.py syntax.py", p.cwd());
+  // the first eight rules' findings on these files (TL203/TL502 also fire under the full catalog)
+  auto r = run_cli("--format json --select TL101,TL201,TL202,TL204,TL301 train.py multi.py pil.py syntax.py", p.cwd());
   EXPECT_EQ(r.rc, 1);
   EXPECT_EQ(r.err, "");  // file messages are in the document, not on stderr
   auto j = parse_json(r);
@@ -329,7 +336,7 @@ TEST(CliJson, DocumentedSchema) {
 
 TEST(CliJson, MessagesWithoutPositionHaveNoLineOrColumn) {
   Project p;
-  auto r = run_cli("--format json nope.py train.py", p.cwd());
+  auto r = run_cli("--format json --select TL101 nope.py train.py", p.cwd());
   EXPECT_EQ(r.rc, 2);
   auto j = parse_json(r);
   ASSERT_EQ(j["messages"].size(), 1u);
@@ -355,13 +362,13 @@ TEST(CliJson, CleanRunIsAValidEmptyDocument) {
 TEST(CliJson, FingerprintSurvivesCodeMovingDown) {
   TempDir d;
   write_file(d.path / "train.py", kTrainGc);
-  auto before = parse_json(run_cli("--format json train.py", d.path.string()));
+  auto before = parse_json(run_cli("--format json --select TL101 train.py", d.path.string()));
   ASSERT_EQ(before["findings"].size(), 1u);
   // unrelated lines above the finding: a docstring, an import, a helper function
   write_file(d.path / "train.py", std::string("\"\"\"Trains the classifier.\"\"\"\nimport os\n\n\ndef seed():\n"
                                               "    os.environ[\"PYTHONHASHSEED\"] = \"0\"\n\n") +
                                       kTrainGc);
-  auto after = parse_json(run_cli("--format json train.py", d.path.string()));
+  auto after = parse_json(run_cli("--format json --select TL101 train.py", d.path.string()));
   ASSERT_EQ(after["findings"].size(), 1u);
   EXPECT_EQ(after["findings"][0]["range"]["start"]["line"], 26);  // moved down 7 lines
   EXPECT_EQ(after["findings"][0]["fingerprint"], before["findings"][0]["fingerprint"]);
@@ -369,7 +376,7 @@ TEST(CliJson, FingerprintSurvivesCodeMovingDown) {
   std::string reindented = kTrainGc;
   reindented.replace(reindented.find("            gc.collect()"), 24, "            gc.collect()  ");
   write_file(d.path / "train.py", reindented);
-  auto trailing = parse_json(run_cli("--format json train.py", d.path.string()));
+  auto trailing = parse_json(run_cli("--format json --select TL101 train.py", d.path.string()));
   ASSERT_EQ(trailing["findings"].size(), 1u);
   EXPECT_EQ(trailing["findings"][0]["fingerprint"], before["findings"][0]["fingerprint"]);
 }
@@ -381,13 +388,14 @@ TEST(CliJson, FingerprintsDifferBetweenFindings) {
   std::string twice = kTrainGc;
   twice += "            gc.collect()\n";
   write_file(d.path / "train.py", twice);
-  auto j = parse_json(run_cli("--format json multi.py train.py", d.path.string()));
+  const std::string args = "--format json --select TL101,TL201,TL202,TL301 multi.py train.py";
+  auto j = parse_json(run_cli(args, d.path.string()));
   ASSERT_EQ(j["findings"].size(), 5u) << j.dump(2);
   std::set<std::string> fps;
   for (auto& f : j["findings"]) fps.insert(f["fingerprint"].get<std::string>());
   EXPECT_EQ(fps.size(), 5u);  // TL201 and TL202 on the same call differ, so do the two gc.collect()
   // and they are deterministic
-  auto again = parse_json(run_cli("--format json multi.py train.py", d.path.string()));
+  auto again = parse_json(run_cli(args, d.path.string()));
   EXPECT_EQ(again, j);
 }
 
@@ -401,19 +409,20 @@ TEST(CliSelect, ByCodeSlugAndPrefix) {
     return codes(parse_json(r));
   };
   using S = std::set<std::string>;
-  EXPECT_EQ(sel(""), (S{"TL101", "TL201", "TL202", "TL204", "TL301"}));
+  // all rules: train.py also has TL203 (workers not persistent) and TL502 (no mixed precision)
+  EXPECT_EQ(sel(""), (S{"TL101", "TL201", "TL202", "TL203", "TL204", "TL301", "TL502"}));
   EXPECT_EQ(sel("--select TL101"), (S{"TL101"}));
   EXPECT_EQ(sel("--select data-parallel"), (S{"TL301"}));
-  EXPECT_EQ(sel("--select TL2"), (S{"TL201", "TL202", "TL204"}));
-  EXPECT_EQ(sel("--select tl2"), (S{"TL201", "TL202", "TL204"}));
+  EXPECT_EQ(sel("--select TL2"), (S{"TL201", "TL202", "TL203", "TL204"}));
+  EXPECT_EQ(sel("--select tl2"), (S{"TL201", "TL202", "TL203", "TL204"}));
   EXPECT_EQ(sel("--select TL101,pil-decode"), (S{"TL101", "TL204"}));
   EXPECT_EQ(sel("--select TL101 --select TL301"), (S{"TL101", "TL301"}));
   EXPECT_EQ(sel("--select=TL301"), (S{"TL301"}));
-  EXPECT_EQ(sel("--ignore TL101"), (S{"TL201", "TL202", "TL204", "TL301"}));
-  EXPECT_EQ(sel("--ignore dataloader-no-workers"), (S{"TL101", "TL202", "TL204", "TL301"}));
-  EXPECT_EQ(sel("--ignore TL2"), (S{"TL101", "TL301"}));
-  EXPECT_EQ(sel("--select TL2 --ignore TL202"), (S{"TL201", "TL204"}));
-  EXPECT_EQ(sel("--select ALL --ignore TL1,TL3"), (S{"TL201", "TL202", "TL204"}));
+  EXPECT_EQ(sel("--ignore TL101"), (S{"TL201", "TL202", "TL203", "TL204", "TL301", "TL502"}));
+  EXPECT_EQ(sel("--ignore dataloader-no-workers"), (S{"TL101", "TL202", "TL203", "TL204", "TL301", "TL502"}));
+  EXPECT_EQ(sel("--ignore TL2"), (S{"TL101", "TL301", "TL502"}));
+  EXPECT_EQ(sel("--select TL2 --ignore TL202"), (S{"TL201", "TL203", "TL204"}));
+  EXPECT_EQ(sel("--select ALL --ignore TL1,TL3"), (S{"TL201", "TL202", "TL203", "TL204", "TL502"}));
 }
 
 TEST(CliSelect, OptionBeforePathsDoesNotSwallowThem) {
@@ -467,7 +476,7 @@ TEST(CliExit, FailOnThresholds) {
 
 TEST(CliExit, NonexistentPathIsExit2ButOtherPathsAreLinted) {
   Project p;
-  auto r = run_cli("train.py nope.py missing_dir", p.cwd());
+  auto r = run_cli("--select TL101 train.py nope.py missing_dir", p.cwd());
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(contains(r.err, "nope.py: error: cannot read: ")) << r.err;
   EXPECT_TRUE(contains(r.err, "missing_dir: error: cannot read: ")) << r.err;
@@ -592,7 +601,7 @@ TEST(CliRules, ExplainUnknownIsExit2) {
 TEST(CliBadInput, SyntaxErrorReportsLocationAndLintsTheRest) {
   TempDir d;
   write_file(d.path / "syntax.py", kSyntaxError);
-  auto r = run_cli("syntax.py", d.path.string());
+  auto r = run_cli("--select TL101 syntax.py", d.path.string());
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(std::regex_search(r.err, std::regex(R"(^syntax\.py:9:\d+: warning: syntax error)"))) << r.err;
   EXPECT_TRUE(contains(r.err, "the rest of the file was analysed")) << r.err;
@@ -713,7 +722,7 @@ TEST(CliBadInput, SymlinkLoopInAWalkedFolder) {
   fs::create_symlink("b.py", d.path / "proj/loops/a.py");
   fs::create_symlink("a.py", d.path / "proj/loops/b.py");
   fs::create_directory_symlink("..", d.path / "proj/loops/up");  // a folder loop: not followed
-  auto r = run_cli("proj", d.path.string());
+  auto r = run_cli("--select TL101 proj", d.path.string());
   EXPECT_EQ(r.rc, 1) << r.err;  // a warning; the findings decide the exit code
   EXPECT_TRUE(contains(r.err, "proj/loops/a.py: warning: skipped: symlink loop")) << r.err;
   EXPECT_TRUE(contains(r.err, "proj/loops/b.py: warning: skipped: symlink loop")) << r.err;
