@@ -25,6 +25,8 @@ class RuleContext {
   const RuleInfo& rule;
 
   void report(py::NodeId node, std::string message, std::vector<Note> notes = {});
+  // Program-level rules report at an anchor that may lie in another module of the program.
+  void report_at(const py::Module& m, py::NodeId node, std::string message, std::vector<Note> notes = {});
   // Reports a per-step finding with notes pointing at the step loop and the call chain.
   void report_per_step(py::NodeId node, std::string message, const py::StepContext& sc);
   static Note note_at(const py::Module& m, py::NodeId n, std::string message);

@@ -19,16 +19,20 @@ Note RuleContext::note_at(const py::Module& m, py::NodeId n, std::string message
 }
 
 void RuleContext::report(py::NodeId node, std::string message, std::vector<Note> notes) {
+  report_at(mod, node, std::move(message), std::move(notes));
+}
+
+void RuleContext::report_at(const py::Module& m, py::NodeId node, std::string message, std::vector<Note> notes) {
   Finding f;
   f.code = std::string(rule.code);
   f.slug = std::string(rule.slug);
   f.severity = rule.severity;
   f.message = std::move(message);
-  f.path = mod.path;
-  f.range = range_of(mod, node);
+  f.path = m.path;
+  f.range = range_of(m, node);
   f.notes = std::move(notes);
   f.probe = std::string(rule.probe);
-  if (py::Function* fn = mod.enclosing_function(node)) f.scope = fn->qualname;
+  if (py::Function* fn = m.enclosing_function(node)) f.scope = fn->qualname;
   out_.push_back(std::move(f));
 }
 

@@ -52,6 +52,7 @@ constexpr KindName kKindNames[] = {
     {K::Comment, "comment"}, {K::Keyword, "keyword_argument_dummy"}, {K::Await, "await"},
     {K::NamedExpression, "named_expression"}, {K::DeleteStatement, "delete_statement"},
     {K::PassStatement, "pass_statement"}, {K::AssertStatement, "assert_statement"},
+    {K::ExpressionList, "expression_list"},
 };
 
 struct FieldName {

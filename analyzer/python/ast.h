@@ -31,7 +31,7 @@ enum class K : uint16_t {
   TuplePattern, ListPattern, Tuple, List, ParenthesizedExpression, GlobalStatement,
   NonlocalStatement, GeneratorExpression, ListComprehension, SetComprehension,
   DictionaryComprehension, ForInClause, IfClause, Error, Comment, Keyword, Await, NamedExpression,
-  DeleteStatement, PassStatement, AssertStatement,
+  DeleteStatement, PassStatement, AssertStatement, ExpressionList,
   kCount
 };
 

@@ -243,6 +243,7 @@ struct Collector {
 
   void visit_call(NodeId n) {
     Call c;
+    c.mod = &m;
     c.node = n;
     c.callee = t.field(n, F::Function);
     c.fn = fn;
@@ -373,8 +374,10 @@ struct Collector {
       }
       case K::ForStatement: case K::WhileStatement: visit_loop(n); break;
       case K::Call: visit_call(n); break;
-      case K::Assignment: visit_assignment(n); break;
+      case K::Assignment: m.assignments.push_back(n); visit_assignment(n); break;
+      case K::ExpressionStatement: m.expression_statements.push_back(n); visit_children(n); break;
       case K::AugmentedAssignment: {
+        m.assignments.push_back(n);
         bind_target(t.field(n, F::Left), t.field(n, F::Right), n, Binding::Kind::AugAssign, true);
         visit_children(n);
         break;

@@ -90,6 +90,11 @@ bool is_varying_expr(const GuardContext& g, NodeId cond) {
         std::string d2 = dotted_text(t, x);
         if (!d2.empty()) {
           if (reads_varying_name(g, d2)) return true;
+          // agent.running_reward where Agent's methods update running_reward
+          NodeId obj = t.field(x, F::Object), attr = t.field(x, F::Attribute);
+          if (obj != kNone && attr != kNone && !(t.is(obj, K::Identifier) && t.text(obj) == "self"))
+            if (const Class* c = g.model->instance_class(*g.mod, obj))
+              if (c->attrs_mutated_outside_init.count(t.text(attr))) return true;
           continue;  // the whole chain was checked
         }
         break;

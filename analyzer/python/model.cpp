@@ -134,14 +134,29 @@ std::string path_key(const std::string& p) {
 }
 }  // namespace
 
-Module* ProgramModel::module_for(std::string_view qname, std::string* rest) const {
-  // Longest dotted prefix of qname that names an analysed module.
+Module* ProgramModel::module_for(std::string_view qname, std::string* rest, const Module* from) const {
+  // Longest dotted prefix of qname that names an analysed module. Several analysed files can
+  // share a name (every repository has a train.py and a utils.py): take the one nearest to the
+  // importing file, as Python's path would from the script's folder.
   std::string q(qname);
   while (!q.empty()) {
     auto it = by_dotted_.find(q);
     if (it != by_dotted_.end() && !it->second.empty()) {
       if (rest) *rest = qname.size() > q.size() ? std::string(qname.substr(q.size() + 1)) : std::string();
-      return it->second.front();
+      if (!from || it->second.size() == 1) return it->second.front();
+      Module* best = nullptr;
+      size_t best_common = 0;
+      for (Module* cand : it->second) {
+        size_t common = 0, lim = std::min(cand->path.size(), from->path.size());
+        while (common < lim && cand->path[common] == from->path[common]) ++common;
+        // count only whole folders
+        while (common > 0 && cand->path[common - 1] != '/') --common;
+        if (!best || common > best_common) {
+          best = cand;
+          best_common = common;
+        }
+      }
+      return best;
     }
     auto p = q.rfind('.');
     if (p == std::string::npos) break;
@@ -227,7 +242,7 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
             out = from_bindings(*bs, *mm, part);
           } else {
             std::string sub;
-            Module* subm = module_for(mm->dotted + "." + part, &sub);
+            Module* subm = module_for(mm->dotted + "." + part, &sub, mm);
             if (subm && subm != mm && sub.empty()) {
               out = Resolved{};
               out.kind = Resolved::Kind::Module;
@@ -280,7 +295,7 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
       return Resolved{};  // an unanalysed relative module: unknown, never a guess
     }
     std::string rest;
-    Module* target = module_for(q, &rest);
+    Module* target = module_for(q, &rest, &from);
     if (!target || target == &from) {
       Resolved out;
       out.kind = Resolved::Kind::External;
@@ -714,13 +729,35 @@ ValueSet ProgramModel::keyword_values(const Module& m, const Call& c, std::strin
   return vs;
 }
 
-std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr) const {
+std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr, uint32_t before) const {
   std::vector<std::string> out;
   const Tree& t = m.tree;
   if (expr == kNone) return out;
-  auto of_value = [&](const Module& mm, NodeId v) {
-    if (v == kNone || !mm.tree.is(v, K::Call)) return;
-    NodeId callee = mm.tree.field(v, F::Function);
+  // The calls a value comes from: `DP(model)`, `DP(model).to(device)` (methods that return
+  // their receiver keep its origin), either branch of `a if c else b`.
+  std::function<void(const Module&, NodeId, int)> of_value = [&](const Module& mm, NodeId v, int depth) {
+    if (v == kNone || depth > 6) return;
+    const Tree& tt = mm.tree;
+    if (tt.is(v, K::ConditionalExpression)) {
+      auto kids = tt.named_children(v);
+      if (kids.size() == 3) {
+        of_value(mm, kids[0], depth + 1);
+        of_value(mm, kids[2], depth + 1);
+      }
+      return;
+    }
+    if (tt.is(v, K::ParenthesizedExpression)) return of_value(mm, tt.first_named_child(v), depth + 1);
+    if (!tt.is(v, K::Call)) return;
+    NodeId callee = tt.field(v, F::Function);
+    if (callee != kNone && tt.is(callee, K::Attribute)) {
+      NodeId obj = tt.field(callee, F::Object), attr = tt.field(callee, F::Attribute);
+      if (obj != kNone && attr != kNone && tt.is(obj, K::Call)) {
+        auto a = tt.text(attr);
+        if (a == "to" || a == "cuda" || a == "cpu" || a == "half" || a == "float" || a == "double" ||
+            a == "bfloat16" || a == "train" || a == "eval" || a == "requires_grad_")
+          return of_value(mm, obj, depth + 1);
+      }
+    }
     Resolved r = resolve(mm, callee, scope_at(mm, callee), 0);
     if (r.kind == Resolved::Kind::External) out.push_back(r.qname);
     else if (r.kind == Resolved::Kind::Class) out.push_back("class:" + r.cls->qualname);
@@ -729,8 +766,12 @@ std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr) con
     std::string_view name = t.text(expr);
     for (const Scope* s = scope_at(m, expr); s; s = s->parent)
       if (auto* bs = s->find_local(name)) {
-        for (auto& b : *bs)
-          if ((b.kind == Binding::Kind::Assign || b.kind == Binding::Kind::WithTarget) && b.whole) of_value(m, b.value);
+        for (auto& b : *bs) {
+          if (!((b.kind == Binding::Kind::Assign || b.kind == Binding::Kind::WithTarget) && b.whole)) continue;
+          if (before != UINT32_MAX && b.stmt != kNone && t[b.stmt].start >= before && s->fn == m.enclosing_function(expr))
+            continue;  // bound after the use, in the same straight-line scope
+          of_value(m, b.value, 0);
+        }
         break;
       }
   } else if (t.is(expr, K::Attribute)) {
@@ -741,11 +782,18 @@ std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr) con
       if (f && f->cls) {
         auto it = f->cls->attr_values.find(t.text(attr));
         if (it != f->cls->attr_values.end())
-          for (NodeId v : it->second) of_value(m, v);
+          for (NodeId v : it->second) of_value(m, v, 0);
       }
     }
+  } else {
+    of_value(m, expr, 0);
   }
   return out;
+}
+
+const Class* ProgramModel::instance_class(const Module& m, NodeId expr) const {
+  Resolved r = resolve(m, expr, scope_at(m, expr), 0);
+  return r.kind == Resolved::Kind::Instance ? r.cls : nullptr;
 }
 
 }  // namespace tl::py

@@ -90,6 +90,7 @@ struct Class {
 };
 
 struct Call {
+  Module* mod = nullptr;  // the module holding the call
   NodeId node = kNone;    // call
   NodeId callee = kNone;  // the call's function expression
   Function* fn = nullptr; // enclosing function (null at module level)
@@ -116,6 +117,7 @@ struct Loop {
   bool reaches_opt_step = false, reaches_backward = false;
   bool contains_step_loop = false;
   LoopKind kind = LoopKind::Other;
+  std::unordered_set<std::string> varying;  // step loops: names that change across iterations
 };
 
 struct ArgDef {  // parser.add_argument(...)
@@ -137,6 +139,8 @@ struct Module {
   std::vector<Call> calls;
   std::vector<Loop> loops;
   std::vector<ArgDef> argdefs;
+  std::vector<NodeId> assignments;            // every assignment / augmented assignment
+  std::vector<NodeId> expression_statements;  // every expression statement
   std::vector<std::string> imported_modules;  // qualified names of every import (for linking)
   std::vector<Module*> imports;               // analysed modules imported (phase 2)
   std::vector<std::pair<Module*, NodeId>> star_imports;  // `from analysed import *`
@@ -198,6 +202,11 @@ struct Program {
   bool has_opt_step = false;
   bool has_backward = false;
 };
+
+// A small type fact for expressions and names (RULES.md TL401 and friends). Unknown is the
+// answer whenever the analysis cannot be sure.
+enum class TypeKind : uint8_t { Unknown, Tensor, Module, Device, DataLoader, Optimizer, Number, NumpyArray };
+std::string_view type_kind_name(TypeKind k);
 
 // Why a statement runs every step.
 struct StepContext {
@@ -271,9 +280,33 @@ class ProgramModel {
   // Origins of a name or attribute: the qualified names of the calls whose results it is bound
   // to (e.g. "torch.utils.data.DataLoader", "PIL.Image.open"), or "class:<qualname>" for analysed
   // classes. Empty when unknown.
-  std::vector<std::string> origins(const Module& m, NodeId expr) const;
+  // `before`: ignore bindings made at or after this byte offset in the same function (order
+  // matters for "saved before it was wrapped").
+  std::vector<std::string> origins(const Module& m, NodeId expr, uint32_t before = UINT32_MAX) const;
+  // The analysed class of an instance expression (`agent` where `agent = Agent()`), or null.
+  const Class* instance_class(const Module& m, NodeId expr) const;
   bool programs_use_accelerator(const Module& m) const;
   const Class* class_of(const Module& m, NodeId class_def) const;
+  // The type fact of an expression: from factories and constructors, loader iteration targets,
+  // annotations, analysed nn.Module subclasses, and methods that keep their receiver's type.
+  TypeKind type_of(const Module& m, NodeId expr, int depth = 0) const;
+  // Is `expr` (an argument of `.to(...)` or `device=`) possibly an accelerator device?
+  bool is_accelerator_device(const Module& m, NodeId expr) const;
+  // Is the analysed class an nn.Module subclass (directly or through analysed bases)?
+  static bool is_nn_module_class(const Class& c);
+  // Functions called (transitively) from inside an epoch loop.
+  bool called_from_epoch_loop(const Function* f) const {
+    return f && f->id < epoch_reached_.size() && epoch_reached_[f->id];
+  }
+  // Call sites of an analysed function (for parameter-to-argument questions).
+  const std::vector<const Call*>& callers_of(const Function* f) const;
+  // The statement that contains `n` (the ancestor whose parent is a block or the module).
+  static NodeId statement_of(const Tree& t, NodeId n);
+  // Is `n` lexically inside a `with` whose context manager's call resolves to one of `qnames`
+  // (between n and the enclosing function)?
+  bool inside_with(const Module& m, NodeId n, std::initializer_list<std::string_view> qnames) const;
+  // Loops in every module that can be iterated per step, for program-level rules.
+  const Loop* enclosing_loop(const Module& m, NodeId n) const;
   // Resolve an expression to an analysed function (def, self.method, instance method).
   Function* resolve_function(const Module& m, NodeId expr) const;
   // Non-null when `f` runs per sample in the input pipeline.
@@ -292,6 +325,10 @@ class ProgramModel {
   // per (function id): reach records from step loops
   std::vector<std::vector<std::unique_ptr<CallReach>>> reach_;
   std::vector<std::unique_ptr<DataPathInfo>> data_path_;  // per function id
+  std::vector<char> epoch_reached_;                       // per function id
+  std::vector<std::vector<const Call*>> callers_;         // per function id
+  std::vector<std::unordered_set<std::string>> accel_names_;  // per program: accelerator device names
+  std::unordered_set<const Function*> device_fns_;        // functions that return a device
 
   struct Resolved {
     enum class Kind : uint8_t { None, External, Function, Class, Module, Instance } kind = Kind::None;
@@ -301,10 +338,15 @@ class ProgramModel {
     Module* mod = nullptr;
   };
   Resolved resolve(const Module& m, NodeId expr, const Scope* scope, int depth) const;
-  Module* module_for(std::string_view qname, std::string* rest) const;
+  Module* module_for(std::string_view qname, std::string* rest, const Module* from = nullptr) const;
   const Scope* scope_at(const Module& m, NodeId n) const;
+  TypeKind param_type_from_callers(const Module& m, const Function* f, std::string_view param, int depth) const;
   ValueSet dict_key_values(const Module& m, NodeId dict_expr, std::string_view key, int depth) const;
 };
+
+// Does the expression mention an accelerator device (a "cuda"/"mps"/"xpu" string,
+// current_accelerator(), accelerator.device)? Syntactic; names are judged by the model.
+bool mentions_accelerator(const Tree& t, NodeId v);
 
 // Small syntax helpers shared by the model and rules.
 std::string_view last_component(std::string_view dotted);

@@ -167,7 +167,7 @@ struct ModelBuilder {
           if (it != pm.by_dotted_.end()) sm = it->second.front();
         }
       } else {
-        sm = pm.module_for(base, &rest);
+        sm = pm.module_for(base, &rest, &m);
         if (!rest.empty()) sm = nullptr;
       }
       if (sm && sm != &m) m.star_imports.emplace_back(sm, node);
@@ -241,7 +241,7 @@ struct ModelBuilder {
           }
         } else {
           std::string rest;
-          t = pm.module_for(q, &rest);
+          t = pm.module_for(q, &rest, &m);
         }
         if (t && t != &m && seen.insert(t).second) m.imports.push_back(t);
       }
@@ -283,32 +283,6 @@ struct ModelBuilder {
       }
   }
 
-  // Names bound to a possibly-accelerator device, per module.
-  static bool mentions_accelerator(const Tree& t, NodeId v) {
-    if (v == kNone) return false;
-    std::vector<NodeId> stack{v};
-    int budget = 2000;
-    while (!stack.empty() && budget-- > 0) {
-      NodeId x = stack.back();
-      stack.pop_back();
-      if (t.is(x, K::String)) {
-        auto s = t.text(x);
-        if (s.find("cuda") != std::string_view::npos || s.find("mps") != std::string_view::npos ||
-            s.find("xpu") != std::string_view::npos)
-          return true;
-      }
-      if (t.is(x, K::Attribute) || t.is(x, K::Identifier)) {
-        auto s = t.text(x);
-        if (s.find("current_accelerator") != std::string_view::npos || s == "accelerator.device" ||
-            s.find("current_device") != std::string_view::npos)
-          return true;
-      }
-      for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
-        if (t[c].named) stack.push_back(c);
-    }
-    return false;
-  }
-
   // Does expression v read any name in `names` (identifiers, or the last part of an attribute)?
   static bool reads_name_in(const Tree& t, NodeId v, const std::unordered_set<std::string>& names) {
     if (v == kNone || names.empty()) return false;
@@ -319,8 +293,14 @@ struct ModelBuilder {
       stack.pop_back();
       if (t.is(x, K::Identifier) && names.count(std::string(t.text(x)))) return true;
       if (t.is(x, K::Attribute)) {
+        // self.device / args.device; not the function name of a call such as torch.device(...)
+        NodeId p = t.parent(x);
+        bool callee = p != kNone && t.is(p, K::Call) && t.field(p, F::Function) == x;
         NodeId a = t.field(x, F::Attribute);
-        if (a != kNone && names.count(std::string(t.text(a)))) return true;
+        if (!callee && a != kNone && names.count(std::string(t.text(a)))) return true;
+        NodeId o = t.field(x, F::Object);  // the attribute's own name is not a read of that name
+        if (o != kNone) stack.push_back(o);
+        continue;
       }
       for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
         if (t[c].named) stack.push_back(c);
@@ -391,6 +371,7 @@ struct ModelBuilder {
         if (mf.accel) continue;
         std::string_view q = c.qname;
         if (q == "torch.cuda.set_device" || q.rfind("accelerate.Accelerator", 0) == 0 ||
+            q == "lightning.fabric.Fabric" || q == "lightning.Fabric" || q == "lightning_fabric.Fabric" ||
             ((q.rfind("pytorch_lightning", 0) == 0 || q.rfind("lightning", 0) == 0) && last_component(q) == "Trainer") ||
             (c.method == "cuda" && c.receiver != kNone)) {
           mf.accel = true;
@@ -410,7 +391,10 @@ struct ModelBuilder {
       }
     }
     // Per program: a name used as a device in one member and bound to an accelerator in another.
+    pm.device_fns_ = device_fns;
+    pm.accel_names_.assign(pm.programs_.size(), {});
     for (auto& p : pm.programs_) {
+      for (Module* m : p.members) pm.accel_names_[p.id].insert(names[m->index].begin(), names[m->index].end());
       bool accel = false;
       for (Module* m : p.members) {
         const ModuleFacts& mf = facts[m->index];
@@ -553,6 +537,10 @@ struct ModelBuilder {
       for (auto& L : m.loops)
         if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward) L.kind = LoopKind::EvalStep;
     }
+    pm.callers_.assign(pm.functions_.size(), {});
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->calls)
+        if (c.target) pm.callers_[c.target->id].push_back(&c);
     // epoch loops: contain a step loop lexically or through calls
     std::vector<char> fn_has_step(pm.functions_.size(), 0);
     for (auto& mp : pm.modules_)
@@ -573,6 +561,30 @@ struct ModelBuilder {
           if (c.target && fn_has_step[c.target->id]) L.contains_step_loop = true;
         }
         if (L.contains_step_loop) L.kind = LoopKind::Epoch;
+      }
+    }
+    // functions called (transitively) from inside an epoch loop
+    pm.epoch_reached_.assign(pm.functions_.size(), 0);
+    std::deque<Function*> ework;
+    for (auto& mp : pm.modules_)
+      for (auto& L : mp->loops)
+        if (L.kind == LoopKind::Epoch)
+          for (uint32_t ci : L.calls) {
+            Function* t = mp->calls[ci].target;
+            if (t && !pm.epoch_reached_[t->id]) {
+              pm.epoch_reached_[t->id] = 1;
+              ework.push_back(t);
+            }
+          }
+    while (!ework.empty()) {
+      Function* f = ework.front();
+      ework.pop_front();
+      for (uint32_t ci : f->calls) {
+        Function* t = f->mod->calls[ci].target;
+        if (t && !pm.epoch_reached_[t->id]) {
+          pm.epoch_reached_[t->id] = 1;
+          ework.push_back(t);
+        }
       }
     }
   }
@@ -758,7 +770,7 @@ struct ModelBuilder {
       Module& m = *mp;
       for (auto& L : m.loops) {
         if (L.kind != LoopKind::TrainStep && L.kind != LoopKind::EvalStep) continue;
-        std::unordered_set<std::string> vary;
+        auto& vary = L.varying;
         collect_assigned_names(m.tree, L.node, vary);
         if (L.fn) {
           const Function* g = L.fn;
@@ -929,13 +941,7 @@ std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId
     if (!L || (L->kind != LoopKind::TrainStep && L->kind != LoopKind::EvalStep)) continue;
     NodeId body = t.field(p, F::Body);
     if (body == kNone || !t.contains(body, node)) continue;  // the iterable or the else clause
-    std::unordered_set<std::string> vary;
-    collect_assigned_names(t, L->node, vary);
-    const Function* g = L->fn;
-    while (g && !g->cls) g = g->outer;
-    if (g && g->cls)
-      for (auto& a : g->cls->attrs_mutated_outside_init) vary.insert("self." + std::string(a));
-    GuardContext gc{this, &m, L->node, &vary, false};
+    GuardContext gc{this, &m, L->node, &L->varying, false};
     if (is_guarded(gc, node)) return std::nullopt;
     StepContext sc;
     sc.loop_mod = &m;

@@ -139,7 +139,7 @@ struct Analyzer {
         std::vector<Note> notes;
         notes.push_back(RuleContext::note_at(*root->mod, root->def, root_desc + " runs once per sample"));
         for (const py::Call* ch : chain)
-          notes.push_back(RuleContext::note_at(*(ch->fn ? ch->fn->mod : &m), ch->node, "called from here for every sample"));
+          notes.push_back(RuleContext::note_at(*ch->mod, ch->node, "called from here for every sample"));
         std::string what(t.text(c.callee));
         ctx.report(c.node,
                    "`" + what + "(...)` in `__getitem__` loads the same file for every sample (its arguments do not "

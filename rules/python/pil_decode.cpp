@@ -24,7 +24,7 @@ void check_pil_decode(RuleContext& ctx) {
       std::vector<Note> notes;
       notes.push_back(RuleContext::note_at(*dp->root->mod, dp->root->def, "on the data path: " + dp->desc));
       for (const py::Call* ch : dp->chain) {
-        const py::Module* cm = ch->fn ? ch->fn->mod : &ctx.mod;
+        const py::Module* cm = ch->mod;
         notes.push_back(RuleContext::note_at(*cm, ch->node, "called from here for every sample"));
       }
       ctx.report(c.node,
@@ -45,8 +45,8 @@ void check_pil_decode(RuleContext& ctx) {
       if (!is_default_loader(q)) continue;
     }
     ctx.report(c.node, std::string(image_folder ? "`ImageFolder`" : "`DatasetFolder`") +
-                           " decodes every image with PIL through its default loader; pass `loader=` that " +
-                           kFaster);
+                           " decodes every image with PIL through its default loader; pass a `loader=` that " +
+                           std::string(kFaster).replace(0, 6, "decodes"));
     (void)t;
   }
 }

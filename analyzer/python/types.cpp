@@ -1,0 +1,437 @@
+// Type facts and small structural queries of the model (RULES.md issue-3 notions: tensor vs
+// module, evaluation context, devices).
+#include <cctype>
+
+#include "analyzer/python/model.h"
+
+namespace tl::py {
+
+std::string_view type_kind_name(TypeKind k) {
+  switch (k) {
+    case TypeKind::Tensor: return "tensor";
+    case TypeKind::Module: return "module";
+    case TypeKind::Device: return "device";
+    case TypeKind::DataLoader: return "DataLoader";
+    case TypeKind::Optimizer: return "optimizer";
+    case TypeKind::Number: return "number";
+    case TypeKind::NumpyArray: return "numpy array";
+    default: return "unknown";
+  }
+}
+
+bool mentions_accelerator(const Tree& t, NodeId v) {
+  if (v == kNone) return false;
+  std::vector<NodeId> stack{v};
+  int budget = 2000;
+  while (!stack.empty() && budget-- > 0) {
+    NodeId x = stack.back();
+    stack.pop_back();
+    if (t.is(x, K::String)) {
+      auto s = t.text(x);
+      if (s.find("cuda") != std::string_view::npos || s.find("mps") != std::string_view::npos ||
+          s.find("xpu") != std::string_view::npos)
+        return true;
+    }
+    if (t.is(x, K::Attribute) || t.is(x, K::Identifier)) {
+      auto s = t.text(x);
+      if (s.find("current_accelerator") != std::string_view::npos || s == "accelerator.device" ||
+          s.find("current_device") != std::string_view::npos)
+        return true;
+    }
+    for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+      if (t[c].named) stack.push_back(c);
+  }
+  return false;
+}
+
+bool ProgramModel::is_nn_module_class(const Class& c) {
+  for (int guard = 0; guard < 1; ++guard) {
+    auto check = [](const Class& k, auto& self, int d) -> bool {
+      for (auto& b : k.bases) {
+        if (b == "torch.nn.Module" || b == "torch.nn.modules.module.Module" || b.rfind("torch.nn.", 0) == 0) return true;
+        if ((b.rfind("pytorch_lightning", 0) == 0 || b.rfind("lightning", 0) == 0) &&
+            last_component(b) == "LightningModule")
+          return true;
+        if (b.rfind("transformers.", 0) == 0 && (icontains(b, "PreTrainedModel") || icontains(b, "Model")))
+          return true;
+      }
+      if (d > 8) return false;
+      for (Class* lb : k.local_bases)
+        if (lb != &k && self(*lb, self, d + 1)) return true;
+      return false;
+    };
+    return check(c, check, 0);
+  }
+  return false;
+}
+
+const std::vector<const Call*>& ProgramModel::callers_of(const Function* f) const {
+  static const std::vector<const Call*> none;
+  if (!f || f->id >= callers_.size()) return none;
+  return callers_[f->id];
+}
+
+NodeId ProgramModel::statement_of(const Tree& t, NodeId n) {
+  NodeId cur = n;
+  for (NodeId p = t.parent(n); p != kNone; cur = p, p = t.parent(p))
+    if (t.is(p, K::Block) || t.is(p, K::Module)) return cur;
+  return cur;
+}
+
+bool ProgramModel::inside_with(const Module& m, NodeId n, std::initializer_list<std::string_view> qnames) const {
+  const Tree& t = m.tree;
+  for (NodeId p = t.parent(n); p != kNone; p = t.parent(p)) {
+    if (t.is(p, K::FunctionDefinition) || t.is(p, K::ClassDefinition)) return false;
+    if (!t.is(p, K::WithStatement)) continue;
+    std::vector<NodeId> stack{p};
+    while (!stack.empty()) {
+      NodeId x = stack.back();
+      stack.pop_back();
+      if (t.is(x, K::Block)) continue;
+      if (t.is(x, K::WithItem)) {
+        NodeId v = t.field(x, F::Value);
+        if (v != kNone && t.is(v, K::AsPattern)) v = t.first_named_child(v);
+        if (v != kNone && t.is(v, K::Call))
+          if (const Call* c = m.call_at(v))
+            for (auto q : qnames)
+              if (c->qname == q) return true;
+        continue;
+      }
+      for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+        if (t[c].named) stack.push_back(c);
+    }
+  }
+  return false;
+}
+
+const Loop* ProgramModel::enclosing_loop(const Module& m, NodeId n) const {
+  const Tree& t = m.tree;
+  for (NodeId p = t.parent(n); p != kNone; p = t.parent(p)) {
+    if (t.is(p, K::FunctionDefinition) || t.is(p, K::ClassDefinition)) return nullptr;
+    if (t.is(p, K::ForStatement) || t.is(p, K::WhileStatement)) {
+      NodeId body = t.field(p, F::Body);
+      if (body != kNone && t.contains(body, n)) return loop_of(m, p);
+    }
+  }
+  return nullptr;
+}
+
+bool ProgramModel::is_accelerator_device(const Module& m, NodeId expr) const {
+  if (expr == kNone) return false;
+  const Tree& t = m.tree;
+  if (mentions_accelerator(t, expr)) return true;
+  std::string d = dotted_text(t, expr);
+  if (!d.empty()) {
+    std::string last(last_component(d));
+    for (uint32_t p : m.programs)
+      if (p < accel_names_.size() && accel_names_[p].count(last)) return true;
+  }
+  if (t.is(expr, K::Call))
+    if (const Call* c = m.call_at(expr); c && c->target && device_fns_.count(c->target)) return true;
+  return false;
+}
+
+namespace {
+
+bool is_tensor_function(std::string_view q) {
+  if (q.rfind("torch.nn.functional.", 0) == 0) return true;
+  if (q.rfind("torch.", 0) != 0) return false;
+  std::string_view rest = q.substr(6);
+  if (rest.find('.') != std::string_view::npos) return rest.rfind("linalg.", 0) == 0 || rest.rfind("fft.", 0) == 0;
+  static const char* names[] = {
+      "zeros", "ones", "empty", "full", "rand", "randn", "randint", "randperm", "arange", "linspace", "logspace",
+      "eye", "tensor", "as_tensor", "from_numpy", "zeros_like", "ones_like", "empty_like", "full_like", "rand_like",
+      "randn_like", "randint_like", "cat", "concat", "stack", "where", "matmul", "mm", "bmm", "einsum", "sum",
+      "mean", "exp", "log", "sigmoid", "softmax", "log_softmax", "tanh", "relu", "flatten", "reshape", "clamp",
+      "abs", "sqrt", "norm", "argmax", "argmin", "max", "min", "mul", "add", "sub", "div", "pow", "masked_fill",
+      "gather", "index_select", "squeeze", "unsqueeze", "transpose", "permute", "chunk", "split", "isnan", "isinf",
+      "isfinite", "all", "any", "eq", "ne", "gt", "lt", "ge", "le", "multinomial", "normal", "bernoulli", "cumsum",
+      "sort", "topk", "outer", "dot", "cross", "diag", "tril", "triu", "roll", "flip", "clip", "round", "floor",
+      "ceil", "sign", "sin", "cos", "logsumexp", "var", "std", "prod", "nonzero", "bincount", "cdist"};
+  for (auto* n : names)
+    if (rest == n) return true;
+  return false;
+}
+
+bool is_module_factory(std::string_view q) {
+  if (q.rfind("torchvision.models.", 0) == 0) return true;
+  if (q == "timm.create_model" || q == "timm.models.create_model") return true;
+  if (q == "torch.nn.parallel.DistributedDataParallel" || q == "torch.nn.DataParallel" ||
+      q == "torch.nn.parallel.DataParallel")
+    return true;
+  if (q.rfind("torch.nn.", 0) == 0) {
+    std::string_view rest = q.substr(9);
+    if (rest.rfind("functional", 0) == 0 || rest.rfind("init", 0) == 0 || rest.rfind("utils", 0) == 0) return false;
+    std::string_view last = last_component(q);
+    return !last.empty() && std::isupper(static_cast<unsigned char>(last[0])) && last != "Parameter";
+  }
+  return q == "torch.compile";
+}
+
+// Methods of a tensor whose result is not a tensor.
+bool tensor_method_not_tensor(std::string_view m) {
+  static const char* names[] = {"item", "tolist", "numpy", "size", "dim", "numel", "backward", "data_ptr",
+                                "element_size", "is_contiguous", "stride", "storage", "get_device", "nelement",
+                                "register_hook", "__len__", "type"};
+  for (auto* n : names)
+    if (m == n) return true;
+  return false;
+}
+
+bool module_method_keeps_module(std::string_view m) {
+  static const char* names[] = {"to", "cuda", "cpu", "half", "float", "double", "bfloat16", "train", "eval",
+                                "requires_grad_", "to_empty", "xpu", "share_memory"};
+  for (auto* n : names)
+    if (m == n) return true;
+  return false;
+}
+
+thread_local std::vector<std::pair<const void*, std::string_view>> g_type_stack;
+thread_local bool g_cycle_hit = false;
+
+}  // namespace
+
+TypeKind ProgramModel::param_type_from_callers(const Module& m, const Function* f, std::string_view param,
+                                               int depth) const {
+  (void)m;
+  if (!f || depth > 6) return TypeKind::Unknown;
+  size_t idx = 0;
+  bool found = false;
+  for (; idx < f->params.size(); ++idx)
+    if (f->params[idx] == param) {
+      found = true;
+      break;
+    }
+  if (!found) return TypeKind::Unknown;
+  const auto& callers = callers_of(f);
+  if (callers.empty() || callers.size() > 16) return TypeKind::Unknown;
+  TypeKind k = TypeKind::Unknown;
+  bool first = true;
+  for (const Call* c : callers) {
+    const Module& cm = *c->mod;
+    NodeId arg = keyword_arg(cm, *c, param);
+    if (arg == kNone) {
+      size_t offset = (!f->params.empty() && (f->params[0] == "self" || f->params[0] == "cls") &&
+                       (c->receiver != kNone || c->target_class))
+                          ? 1
+                          : 0;
+      if (idx < offset) return TypeKind::Unknown;
+      if (has_splat(cm, *c)) return TypeKind::Unknown;
+      arg = positional_arg(cm, *c, idx - offset);
+    }
+    if (arg == kNone) return TypeKind::Unknown;
+    TypeKind ak = type_of(cm, arg, depth + 2);
+    if (first) k = ak;
+    else if (ak != k) return TypeKind::Unknown;
+    first = false;
+  }
+  return k;
+}
+
+TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
+  const Tree& t = m.tree;
+  if (expr == kNone || depth > 12) return TypeKind::Unknown;
+  switch (t.kind(expr)) {
+    case K::Integer: case K::Float: return TypeKind::Number;
+    case K::ParenthesizedExpression: return type_of(m, t.first_named_child(expr), depth + 1);
+    case K::UnaryOperator: {
+      NodeId a = t.field(expr, F::Argument);
+      return type_of(m, a != kNone ? a : t.first_named_child(expr), depth + 1);
+    }
+    case K::BinaryOperator: {
+      TypeKind l = type_of(m, t.field(expr, F::Left), depth + 1), r = type_of(m, t.field(expr, F::Right), depth + 1);
+      if (l == TypeKind::Tensor || r == TypeKind::Tensor) return TypeKind::Tensor;
+      if (l == TypeKind::Number && r == TypeKind::Number) return TypeKind::Number;
+      return TypeKind::Unknown;
+    }
+    case K::ComparisonOperator: {
+      for (NodeId c : t.named_children(expr))
+        if (type_of(m, c, depth + 1) == TypeKind::Tensor) return TypeKind::Tensor;
+      return TypeKind::Unknown;
+    }
+    case K::Subscript: {
+      NodeId v = t.field(expr, F::Value);
+      TypeKind vt = type_of(m, v, depth + 1);
+      if (vt == TypeKind::Tensor) return TypeKind::Tensor;
+      // batch["image"] / batch[0] of a whole batch from a DataLoader
+      if (v != kNone && t.is(v, K::Identifier)) {
+        for (const Scope* s = scope_at(m, v); s; s = s->parent)
+          if (auto* bs = s->find_local(t.text(v))) {
+            for (auto& b : *bs)
+              if (b.kind == Binding::Kind::ForTarget && b.stmt != kNone) {
+                NodeId left = t.field(b.stmt, F::Left);
+                const Loop* L = loop_of(m, b.stmt);
+                if (L && L->data_loop && left != kNone && t.is(left, K::Identifier)) return TypeKind::Tensor;
+              }
+            break;
+          }
+      }
+      return TypeKind::Unknown;
+    }
+    case K::Call: {
+      const Call* c = m.call_at(expr);
+      if (!c) return TypeKind::Unknown;
+      std::string_view q = c->qname;
+      if (!q.empty()) {
+        if (q == "torch.device") return TypeKind::Device;
+        if (q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader") return TypeKind::DataLoader;
+        if (q.rfind("torch.optim.", 0) == 0 && q.find("lr_scheduler") == std::string_view::npos) {
+          std::string_view last = last_component(q);
+          if (!last.empty() && std::isupper(static_cast<unsigned char>(last[0]))) return TypeKind::Optimizer;
+        }
+        if (is_tensor_function(q)) return TypeKind::Tensor;
+        if (is_module_factory(q)) return TypeKind::Module;
+        if (q == "builtins.len" || q == "builtins.int" || q == "builtins.float" || q == "builtins.round")
+          return TypeKind::Number;
+        if (q.rfind("numpy.", 0) == 0) return TypeKind::NumpyArray;
+      }
+      if (c->target_class) return is_nn_module_class(*c->target_class) ? TypeKind::Module : TypeKind::Unknown;
+      if (!c->method.empty() && c->receiver != kNone) {
+        TypeKind r = type_of(m, c->receiver, depth + 1);
+        if (r == TypeKind::Tensor) {
+          if (c->method == "item") return TypeKind::Number;
+          if (c->method == "numpy") return TypeKind::NumpyArray;
+          return tensor_method_not_tensor(c->method) ? TypeKind::Unknown : TypeKind::Tensor;
+        }
+        if (r == TypeKind::Module) return module_method_keeps_module(c->method) ? TypeKind::Module : TypeKind::Unknown;
+        return TypeKind::Unknown;
+      }
+      // calling a module instance runs forward: its output
+      if (c->callee != kNone && (t.is(c->callee, K::Identifier) || t.is(c->callee, K::Attribute)) && c->method.empty()) {
+        if (type_of(m, c->callee, depth + 1) == TypeKind::Module) return TypeKind::Tensor;
+      }
+      if (c->callee != kNone && t.is(c->callee, K::Attribute) && c->receiver != kNone && !c->target) {
+        // self.model(x) where self.model is a module
+      }
+      return TypeKind::Unknown;
+    }
+    case K::Attribute: {
+      NodeId obj = t.field(expr, F::Object), attr = t.field(expr, F::Attribute);
+      if (obj == kNone || attr == kNone) return TypeKind::Unknown;
+      std::string_view a = t.text(attr);
+      if (t.is(obj, K::Identifier) && t.text(obj) == "self") {
+        const Function* f = m.enclosing_function(expr);
+        while (f && !f->cls) f = f->outer;
+        if (!f || !f->cls) return TypeKind::Unknown;
+        auto it = f->cls->attr_values.find(a);
+        if (it == f->cls->attr_values.end()) return TypeKind::Unknown;
+        TypeKind k = TypeKind::Unknown;
+        bool first = true;
+        for (NodeId v : it->second) {
+          TypeKind vk = type_of(m, v, depth + 1);
+          if (first) k = vk;
+          else if (vk != k) return TypeKind::Unknown;
+          first = false;
+        }
+        return k;
+      }
+      TypeKind o = type_of(m, obj, depth + 1);
+      if (o == TypeKind::Tensor && (a == "data" || a == "grad" || a == "T" || a == "mT" || a == "real" || a == "imag"))
+        return TypeKind::Tensor;
+      if (o == TypeKind::Module && a == "module") return TypeKind::Module;
+      return TypeKind::Unknown;
+    }
+    case K::Identifier: {
+      std::string_view name = t.text(expr);
+      const Scope* owner = nullptr;
+      const std::vector<Binding>* bs = nullptr;
+      for (const Scope* s = scope_at(m, expr); s && !bs; s = s->parent) {
+        const Scope* look = s->globals.count(name) ? &m.scope : s;
+        bs = look->find_local(name);
+        owner = look;
+      }
+      if (!bs) return TypeKind::Unknown;
+      for (auto& e : g_type_stack)
+        if (e.first == owner && e.second == name) {
+          g_cycle_hit = true;  // a cycle: x = x.to(...); the caller ignores this binding
+          return TypeKind::Unknown;
+        }
+      g_type_stack.emplace_back(owner, name);
+      TypeKind k = TypeKind::Unknown;
+      bool first = true, mixed = false;
+      for (auto& b : *bs) {
+        TypeKind bk = TypeKind::Unknown;
+        bool self_ref = false;
+        bool saved_cycle = g_cycle_hit;
+        g_cycle_hit = false;
+        switch (b.kind) {
+          case Binding::Kind::Assign:
+            if (b.whole) {
+              // x = x.to(device) keeps x's type: skip the self-reference
+              if (b.value != kNone && t.is(b.value, K::Call)) {
+                NodeId r = t.field(t.field(b.value, F::Function) != kNone ? t.field(b.value, F::Function) : b.value, F::Object);
+                if (r != kNone && t.is(r, K::Identifier) && t.text(r) == name) self_ref = true;
+              }
+              if (!self_ref) bk = type_of(m, b.value, depth + 1);
+            } else if (b.value != kNone && (t.is(b.value, K::ExpressionList) || t.is(b.value, K::Tuple))) {
+              // a, b = x[0], x[1]: the elements' type when they agree
+              bool firstel = true;
+              TypeKind ek = TypeKind::Unknown;
+              for (NodeId el : t.named_children(b.value)) {
+                TypeKind k2 = type_of(m, el, depth + 1);
+                if (firstel) ek = k2;
+                else if (k2 != ek) ek = TypeKind::Unknown;
+                firstel = false;
+              }
+              bk = ek;
+            } else if (b.value != kNone && t.is(b.value, K::Identifier)) {
+              // x, y = batch  (batch from a DataLoader)
+              TypeKind vk = TypeKind::Unknown;
+              for (const Scope* s = scope_at(m, b.value); s; s = s->parent)
+                if (auto* vbs = s->find_local(t.text(b.value))) {
+                  for (auto& vb : *vbs)
+                    if (vb.kind == Binding::Kind::ForTarget && vb.stmt != kNone)
+                      if (const Loop* L = loop_of(m, vb.stmt); L && L->data_loop) vk = TypeKind::Tensor;
+                  break;
+                }
+              bk = vk;
+            }
+            break;
+          case Binding::Kind::WithTarget: bk = type_of(m, b.value, depth + 1); break;
+          case Binding::Kind::ForTarget: {
+            const Loop* L = b.stmt != kNone ? loop_of(m, b.stmt) : nullptr;
+            NodeId left = t.field(b.stmt, F::Left);
+            if (!L || !L->data_loop || left == kNone || t.is(left, K::Identifier)) break;
+            // enumerate(loader): the first element is the index
+            NodeId right = t.field(b.stmt, F::Right);
+            bool enumerated = false;
+            if (right != kNone && t.is(right, K::Call))
+              if (const Call* rc = m.call_at(right); rc && rc->qname == "builtins.enumerate") enumerated = true;
+            NodeId first_el = t.first_named_child(left);
+            if (enumerated && first_el != kNone && t.is(first_el, K::Identifier) && t.text(first_el) == name)
+              bk = TypeKind::Number;
+            else
+              bk = TypeKind::Tensor;
+            break;
+          }
+          case Binding::Kind::Param: {
+            NodeId p = b.stmt;
+            NodeId ty = (p != kNone) ? t.field(p, F::Type) : kNone;
+            if (ty != kNone) {
+              auto tt = t.text(ty);
+              if (tt.find("Tensor") != std::string_view::npos) bk = TypeKind::Tensor;
+              else if (tt.find("Module") != std::string_view::npos) bk = TypeKind::Module;
+              break;
+            }
+            // no annotation: the argument every analysed caller passes, when they agree
+            bk = param_type_from_callers(m, owner ? owner->fn : nullptr, name, depth);
+            break;
+          }
+          default: break;
+        }
+        bool cyclic = g_cycle_hit && bk == TypeKind::Unknown;
+        g_cycle_hit = saved_cycle;
+        if (b.kind == Binding::Kind::AugAssign) continue;  // x += y keeps x's type
+        if (self_ref || cyclic) continue;
+        if (first) k = bk;
+        else if (bk != k) mixed = true;
+        first = false;
+      }
+      g_type_stack.pop_back();
+      return mixed ? TypeKind::Unknown : k;
+    }
+    default: return TypeKind::Unknown;
+  }
+}
+
+}  // namespace tl::py

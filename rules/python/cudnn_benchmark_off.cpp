@@ -1,0 +1,34 @@
+// TL501 cudnn-benchmark-off: a program training convolution layers on an accelerator never sets
+// torch.backends.cudnn.benchmark = True.
+#include "rules/python/program_facts.h"
+#include "rules/python/rules.h"
+
+namespace tl::rules {
+
+void check_cudnn_benchmark_off(RuleContext& ctx) {
+  for (const py::Program* p : programs_entered_at(ctx.model, ctx.mod)) {
+    if (!p->uses_accelerator) continue;
+    bool conv = any_call(*p, [](const py::Module&, const py::Call& c) {
+      std::string_view q = c.qname;
+      if (q.rfind("torch.nn.", 0) != 0) return false;
+      std::string_view last = py::last_component(q);
+      return last.rfind("Conv", 0) == 0 || last.rfind("LazyConv", 0) == 0;
+    });
+    if (!conv) continue;
+    // Any assignment counts as a decision: `benchmark = True`, or `benchmark = False` next to
+    // `deterministic = True` for reproducibility, or a value from the command line.
+    bool sets = any_assignment(*p, [](const py::Module& m, py::NodeId a) {
+      std::string d = py::dotted_text(m.tree, m.tree.field(a, py::F::Left));
+      return d.size() >= 15 && d.compare(d.size() - 15, 15, "cudnn.benchmark") == 0;
+    });
+    if (sets) continue;
+    Anchor a = backward_anchor(ctx.model, *p);
+    if (!a.call) continue;
+    ctx.report_at(*a.mod, a.call->node,
+                  "this program trains convolution layers on an accelerator without "
+                  "`torch.backends.cudnn.benchmark = True`: cuDNN keeps its default algorithms instead of timing the "
+                  "fastest one for your input shapes");
+  }
+}
+
+}  // namespace tl::rules

@@ -1,0 +1,176 @@
+// TL203 dataloader-workers-not-persistent: DataLoader with num_workers given (not known to be 0)
+// and no persistent_workers=True, iterated inside an epoch loop (directly or via a call).
+#include <set>
+
+#include "rules/python/common.h"
+#include "rules/python/rules.h"
+
+namespace tl::rules {
+namespace {
+
+using NameSet = std::set<std::string>;
+
+// Is this call site run once per epoch (inside an epoch loop, or in a function an epoch loop calls)?
+bool call_in_epoch(const py::ProgramModel& model, const py::Call& c) {
+  for (const py::Loop* L = model.enclosing_loop(*c.mod, c.node); L;
+       L = L->parent >= 0 ? &c.mod->loops[L->parent] : nullptr)
+    if (L->kind == py::LoopKind::Epoch) return true;
+  return c.fn && model.called_from_epoch_loop(c.fn);
+}
+
+// The names the loader ends up bound to: `x = DataLoader(...)`, `self.x = ...`, and through a
+// factory `def build(): return DataLoader(...)` (or `loader = ...; return loader`, or a tuple of
+// loaders) the names its callers bind the result to.
+void bound_names(const RuleContext& ctx, const py::Module& m, py::NodeId value, NameSet& out, int depth = 0) {
+  const py::Tree& t = m.tree;
+  if (depth > 3) return;
+  py::NodeId p = t.parent(value);
+  int tuple_index = -1;
+  if (p != py::kNone && (t.is(p, py::K::ExpressionList) || t.is(p, py::K::Tuple))) {
+    int i = 0;
+    for (py::NodeId el : t.named_children(p)) {
+      if (el == value) tuple_index = i;
+      ++i;
+    }
+    value = p;
+    p = t.parent(p);
+  }
+  if (p == py::kNone) return;
+  if (t.is(p, py::K::Assignment) && t.field(p, py::F::Right) == value) {
+    py::NodeId left = t.field(p, py::F::Left);
+    if (tuple_index >= 0 && left != py::kNone && (t.is(left, py::K::PatternList) || t.is(left, py::K::TuplePattern))) {
+      auto els = t.named_children(left);
+      if (tuple_index < static_cast<int>(els.size())) left = els[tuple_index];
+      else return;
+    }
+    std::string d = py::dotted_text(t, left);
+    if (d.empty()) return;
+    out.insert(std::string(py::last_component(d)));
+    // `loader = DataLoader(...); return loader`
+    if (const py::Function* f = m.enclosing_function(p); f && t.is(left, py::K::Identifier) && f->body != py::kNone) {
+      std::vector<py::NodeId> stack{f->body};
+      while (!stack.empty()) {
+        py::NodeId x = stack.back();
+        stack.pop_back();
+        if (t.is(x, py::K::FunctionDefinition) || t.is(x, py::K::ClassDefinition) || t.is(x, py::K::Lambda)) continue;
+        if (t.is(x, py::K::Identifier) && t.text(x) == t.text(left)) {
+          py::NodeId xp = t.parent(x);
+          if (xp != py::kNone && (t.is(xp, py::K::ReturnStatement) || t.is(t.parent(xp), py::K::ReturnStatement)))
+            bound_names(ctx, m, x, out, depth + 1);
+        }
+        for (py::NodeId c = t[x].first_child; c != py::kNone; c = t[c].next_sibling)
+          if (t[c].named) stack.push_back(c);
+      }
+    }
+    return;
+  }
+  if (t.is(p, py::K::ReturnStatement)) {
+    const py::Function* f = m.enclosing_function(p);
+    if (!f) return;
+    for (const py::Call* cc : ctx.model.callers_of(f)) {
+      py::NodeId target = cc->node;
+      if (tuple_index >= 0) {
+        // the caller unpacks the returned tuple
+        py::NodeId cp = cc->mod->tree.parent(cc->node);
+        if (cp == py::kNone || !cc->mod->tree.is(cp, py::K::Assignment)) continue;
+        py::NodeId left = cc->mod->tree.field(cp, py::F::Left);
+        auto els = cc->mod->tree.named_children(left);
+        if (tuple_index < static_cast<int>(els.size())) {
+          std::string d = py::dotted_text(cc->mod->tree, els[tuple_index]);
+          if (!d.empty()) out.insert(std::string(py::last_component(d)));
+        }
+        continue;
+      }
+      bound_names(ctx, *cc->mod, target, out, depth + 1);
+    }
+  }
+}
+
+// The loader expression a for-loop iterates, through enumerate/tqdm/iter wrappers.
+py::NodeId iterated_loader(const py::Module& m, py::NodeId e, int depth = 0) {
+  const py::Tree& t = m.tree;
+  if (e == py::kNone || depth > 4) return py::kNone;
+  if (t.is(e, py::K::Call)) {
+    const py::Call* c = m.call_at(e);
+    if (!c) return py::kNone;
+    std::string_view q = c->qname;
+    if (q == "builtins.enumerate" || q == "builtins.iter" || q.rfind("tqdm", 0) == 0)
+      return iterated_loader(m, t.first_named_child(t.field(e, py::F::Arguments)), depth + 1);
+    return py::kNone;
+  }
+  if (t.is(e, py::K::Identifier) || t.is(e, py::K::Attribute)) return e;
+  return py::kNone;
+}
+
+}  // namespace
+
+void check_dataloader_workers_not_persistent(RuleContext& ctx) {
+  for (auto& c : ctx.mod.calls) {
+    if (!is_dataloader_ctor(c.qname)) continue;
+    py::ValueSet w = ctx.model.keyword_values(ctx.mod, c, "num_workers", 5);
+    if (w.maybe_absent) continue;  // a missing num_workers means 0 (TL201's business)
+    bool zero = w.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Int && l.text == "0"; }, true);
+    if (zero) continue;
+    py::ValueSet pw = ctx.model.keyword_values(ctx.mod, c, "persistent_workers");
+    bool persistent_true = false;
+    for (auto& l : pw.values)
+      if (pw.is_truthy_literal(l)) persistent_true = true;
+    if (persistent_true || pw.unknown) continue;
+    // built anew every epoch: persistent workers would not survive it anyway
+    if (call_in_epoch(ctx.model, c)) continue;
+    NameSet names;
+    bound_names(ctx, ctx.mod, c.node, names);
+    if (names.empty()) continue;
+    // a loop over one of those names in an epoch context, or over a parameter that a call site
+    // in an epoch context fills with one of them
+    const py::Loop* hit = nullptr;
+    const py::Module* hit_mod = nullptr;
+    for (uint32_t pid : ctx.mod.programs)
+      for (const py::Module* m : ctx.model.programs()[pid].members)
+        for (auto& L : m->loops) {
+          if (hit) break;
+          if (!m->tree.is(L.node, py::K::ForStatement)) continue;
+          py::NodeId it = iterated_loader(*m, m->tree.field(L.node, py::F::Right));
+          if (it == py::kNone) continue;
+          std::string d = py::dotted_text(m->tree, it);
+          std::string last(py::last_component(d));
+          bool epoch_loop_here = false;
+          for (int32_t p = L.parent; p >= 0; p = m->loops[p].parent)
+            if (m->loops[p].kind == py::LoopKind::Epoch) epoch_loop_here = true;
+          bool matched = false;
+          if (names.count(last) && (epoch_loop_here || ctx.model.called_from_epoch_loop(L.fn))) {
+            // a parameter of the same name is matched below, through its callers
+            bool is_param = false;
+            if (L.fn && m->tree.is(it, py::K::Identifier))
+              for (auto p : L.fn->params)
+                if (p == last) is_param = true;
+            if (!is_param || epoch_loop_here) matched = true;
+          }
+          if (!matched && L.fn && m->tree.is(it, py::K::Identifier)) {
+            for (size_t pi = 0; pi < L.fn->params.size() && !matched; ++pi) {
+              if (L.fn->params[pi] != last) continue;
+              for (const py::Call* cc : ctx.model.callers_of(L.fn)) {
+                if (!(epoch_loop_here || call_in_epoch(ctx.model, *cc))) continue;
+                py::NodeId arg = ctx.model.keyword_arg(*cc->mod, *cc, last);
+                size_t offset = (L.fn->params[0] == "self" && cc->receiver != py::kNone) ? 1 : 0;
+                if (arg == py::kNone && pi >= offset) arg = ctx.model.positional_arg(*cc->mod, *cc, pi - offset);
+                if (arg != py::kNone && names.count(std::string(py::last_component(py::dotted_text(cc->mod->tree, arg)))))
+                  matched = true;
+              }
+            }
+          }
+          if (matched) {
+            hit = &L;
+            hit_mod = m;
+          }
+        }
+    if (!hit) continue;
+    ctx.report(c.node,
+               "DataLoader with worker processes but without `persistent_workers=True`, iterated once per epoch: every "
+               "epoch shuts its workers down and starts new ones (re-importing, re-building the dataset in each), "
+               "while the GPU waits",
+               {RuleContext::note_at(*hit_mod, hit->node, "iterated here, inside an epoch loop")});
+  }
+}
+
+}  // namespace tl::rules

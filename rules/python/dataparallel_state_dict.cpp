@@ -1,0 +1,46 @@
+// TL404 dataparallel-state-dict: torch.save(m.state_dict(), ...) where m is a DataParallel/DDP wrapper.
+#include "rules/python/common.h"
+#include "rules/python/rules.h"
+
+namespace tl::rules {
+
+bool is_ddp_ctor(std::string_view q);
+
+void check_dataparallel_state_dict(RuleContext& ctx) {
+  const auto& t = ctx.tree;
+  for (auto& c : ctx.mod.calls) {
+    if (c.qname != "torch.save") continue;
+    py::NodeId obj = ctx.model.positional_arg(ctx.mod, c, 0);
+    if (obj == py::kNone) obj = ctx.model.keyword_arg(ctx.mod, c, "obj");
+    if (obj == py::kNone) continue;
+    // the state_dict() call may be the argument itself or a value inside a dict literal
+    std::vector<py::NodeId> stack{obj};
+    while (!stack.empty()) {
+      py::NodeId x = stack.back();
+      stack.pop_back();
+      if (t.is(x, py::K::Call)) {
+        const py::Call* sd = ctx.mod.call_at(x);
+        if (sd && sd->method == "state_dict" && sd->receiver != py::kNone) {
+          bool wrapped = false;
+          std::string which;
+          for (auto& o : ctx.model.origins(ctx.mod, sd->receiver, ctx.tree[c.node].start)) {
+            if (o == "torch.nn.DataParallel" || o == "torch.nn.parallel.DataParallel") { wrapped = true; which = "DataParallel"; }
+            if (is_ddp_ctor(o)) { wrapped = true; which = "DistributedDataParallel"; }
+          }
+          if (wrapped) {
+            std::string recv(t.text(sd->receiver));
+            ctx.report(c.node, "`" + recv + "` is a " + which + " wrapper: its state_dict keys all start with `module.` "
+                               "and will not load into the bare model; save `" + recv + ".module.state_dict()`");
+            break;
+          }
+          continue;
+        }
+      }
+      if (t.is(x, py::K::Lambda)) continue;
+      for (py::NodeId ch = t[x].first_child; ch != py::kNone; ch = t[ch].next_sibling)
+        if (t[ch].named) stack.push_back(ch);
+    }
+  }
+}
+
+}  // namespace tl::rules

@@ -1,0 +1,99 @@
+// TL306 ddp-accumulation-without-no-sync: DDP + gradient accumulation (backward every step,
+// optimizer step under a varying guard) without model.no_sync() around non-stepping backwards.
+#include "rules/python/program_facts.h"
+#include "rules/python/rules.h"
+
+namespace tl::rules {
+
+bool is_ddp_ctor(std::string_view q);
+
+namespace {
+
+bool is_opt_step_call(const py::Call& c) {
+  if (c.method != "step" || c.receiver == py::kNone) return false;
+  return true;
+}
+
+// Does the text of function f (or the step loop) handle DDP gradient sync itself?
+bool handles_sync(std::string_view text) {
+  return text.find("no_sync") != std::string_view::npos || text.find("require_backward_grad_sync") != std::string_view::npos ||
+         text.find(".accumulate(") != std::string_view::npos;
+}
+
+}  // namespace
+
+void check_ddp_accumulation_without_no_sync(RuleContext& ctx) {
+  bool ddp = false;
+  for (uint32_t id : ctx.mod.programs)
+    if (any_call(ctx.model.programs()[id], [](const py::Module&, const py::Call& c) { return is_ddp_ctor(c.qname); }))
+      ddp = true;
+  if (!ddp) return;
+  const auto& t = ctx.tree;
+  for (auto& L : ctx.mod.loops) {
+    if (L.kind != py::LoopKind::TrainStep) continue;
+    // Accumulation: a backward that runs more often than the optimizer step. Either the step
+    // sits under a varying guard while the backward runs every step (and gradients are not
+    // zeroed every step), or the backward runs in a loop nested inside the step.
+    const py::Call* backward = nullptr;
+    bool backward_nested = false;
+    bool step_seen = false, step_every = false, zero_every = false;
+    auto in_nested_loop = [&](const py::Call& c) {
+      const py::Loop* inner = ctx.model.enclosing_loop(ctx.mod, c.node);
+      return inner && inner != &L;
+    };
+    for (uint32_t ci : L.calls) {
+      const py::Call& c = ctx.mod.calls[ci];
+      auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
+      bool every = sc && sc->loop_node == L.node;
+      if (c.method == "backward" && !backward && every) {
+        backward = &c;
+        backward_nested = in_nested_loop(c);
+      }
+      if (c.method == "zero_grad" && every && !in_nested_loop(c)) zero_every = true;
+      if (is_opt_step_call(c)) {
+        std::string d = py::dotted_text(t, c.receiver);
+        std::string_view last = py::last_component(d);
+        if (!(py::icontains(last, "opt") || py::icontains(last, "scaler"))) continue;
+        step_seen = true;
+        if (every && !in_nested_loop(c)) step_every = true;
+      }
+    }
+    if (!backward || !step_seen) continue;
+    // the model run in this loop must be (possibly) DDP-wrapped
+    bool ddp_model = false;
+    for (uint32_t ci : L.calls) {
+      const py::Call& c = ctx.mod.calls[ci];
+      if (!c.method.empty() || c.callee == py::kNone) continue;
+      for (auto& o : ctx.model.origins(ctx.mod, c.callee))
+        if (is_ddp_ctor(o)) ddp_model = true;
+      // a parameter: what the callers pass
+      if (!ddp_model && t.is(c.callee, py::K::Identifier) && L.fn) {
+        auto name = t.text(c.callee);
+        for (size_t pi = 0; pi < L.fn->params.size(); ++pi) {
+          if (L.fn->params[pi] != name) continue;
+          for (const py::Call* cc : ctx.model.callers_of(L.fn)) {
+            py::NodeId arg = ctx.model.keyword_arg(*cc->mod, *cc, name);
+            if (arg == py::kNone) arg = ctx.model.positional_arg(*cc->mod, *cc, pi);
+            if (arg == py::kNone) continue;
+            for (auto& o : ctx.model.origins(*cc->mod, arg))
+              if (is_ddp_ctor(o)) ddp_model = true;
+          }
+        }
+      }
+    }
+    if (!ddp_model) continue;
+    bool accumulates = backward_nested ? step_every : (!step_every && !zero_every);
+    if (!accumulates) continue;
+    // no_sync / require_backward_grad_sync / accelerator.accumulate anywhere in the loop's function
+    const py::Function* f = L.fn;
+    std::string_view scope_text = f ? t.text(f->def) : t.text(L.node);
+    if (handles_sync(scope_text)) continue;
+    ctx.report(backward->node,
+               "`.backward()` runs every micro-step of gradient accumulation on a DistributedDataParallel model, but "
+               "the optimizer steps only every few: each non-stepping backward still pays a full gradient all-reduce; "
+               "wrap those in `with model.no_sync():`",
+               {RuleContext::note_at(ctx.mod, L.node, "the training step loop")});
+  }
+}
+
+}  // namespace tl::rules

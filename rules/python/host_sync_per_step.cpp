@@ -1,0 +1,129 @@
+// TL105 host-sync-per-step: a call that blocks the host until the GPU finishes runs every step in
+// a program training on an accelerator. One finding per statement.
+#include <unordered_set>
+
+#include "rules/python/common.h"
+#include "rules/python/rules.h"
+
+namespace tl::rules {
+namespace {
+
+using py::TypeKind;
+
+// Is the value already on the host? `x = y.cpu()` / `.numpy()` / `.tolist()` / `.item()` (and
+// subscripts of such values).
+bool on_host(const RuleContext& ctx, py::NodeId e, int depth = 0) {
+  const auto& t = ctx.tree;
+  if (e == py::kNone || depth > 4) return false;
+  if (t.is(e, py::K::Subscript) || t.is(e, py::K::ParenthesizedExpression))
+    return on_host(ctx, t.is(e, py::K::Subscript) ? t.field(e, py::F::Value) : t.first_named_child(e), depth + 1);
+  if (t.is(e, py::K::Call)) {
+    const py::Call* c = ctx.mod.call_at(e);
+    if (!c) return false;
+    if (c->method == "cpu" || c->method == "numpy" || c->method == "tolist" || c->method == "item") return true;
+    if ((c->method == "detach" || c->method == "clone" || c->method == "float" || c->method == "long" ||
+         c->method == "int" || c->method == "squeeze" || c->method == "view" || c->method == "reshape") && c->receiver != py::kNone)
+      return on_host(ctx, c->receiver, depth + 1);
+    return false;
+  }
+  if (!t.is(e, py::K::Identifier)) return false;
+  std::string_view name = t.text(e);
+  const py::Function* f = ctx.mod.enclosing_function(e);
+  const py::Scope* s = f ? &f->scope : &ctx.mod.scope;
+  auto* bs = s->find_local(name);
+  if (!bs || bs->empty()) return false;
+  for (auto& b : *bs)
+    if (b.kind != py::Binding::Kind::Assign || !b.whole || !on_host(ctx, b.value, depth + 1)) return false;
+  return true;
+}
+
+bool numpy_like(const RuleContext& ctx, py::NodeId recv) {
+  if (on_host(ctx, recv)) return true;
+  py::TypeKind k = ctx.model.type_of(ctx.mod, recv);
+  if (k == TypeKind::NumpyArray || k == TypeKind::Number) return true;
+  for (auto& o : ctx.model.origins(ctx.mod, recv))
+    if (o.rfind("numpy.", 0) == 0 || o.rfind("builtins.", 0) == 0) return true;
+  return false;
+}
+
+// What makes this call a host sync, or empty.
+std::string sync_of(const RuleContext& ctx, const py::Call& c) {
+  const auto& t = ctx.tree;
+  if (c.qname == "torch.cuda.synchronize" || c.qname == "torch.cuda.current_stream") return c.qname == "torch.cuda.synchronize" ? "torch.cuda.synchronize()" : "";
+  if (c.receiver != py::kNone && !c.method.empty()) {
+    if (c.method == "item" && ctx.model.positional_count(ctx.mod, c) == 0 && !numpy_like(ctx, c.receiver)) return ".item()";
+    if ((c.method == "cpu" || c.method == "numpy" || c.method == "tolist") && ctx.model.positional_count(ctx.mod, c) == 0) {
+      if (numpy_like(ctx, c.receiver)) return "";
+      TypeKind k = ctx.model.type_of(ctx.mod, c.receiver);
+      if (k == TypeKind::Module) return "";
+      if (c.method == "cpu" || k == TypeKind::Tensor) return "." + std::string(c.method) + "()";
+      // .numpy()/.tolist() on something unknown: only after .cpu()/.detach() chains on tensors
+      return "";
+    }
+    return "";
+  }
+  if (c.qname == "builtins.print" || c.qname == "builtins.float" || c.qname == "builtins.int" || c.qname == "builtins.bool") {
+    py::NodeId args = t.field(c.node, py::F::Arguments);
+    if (args == py::kNone) return "";
+    for (py::NodeId a : t.named_children(args)) {
+      if (t.is(a, py::K::KeywordArgument)) continue;
+      if (ctx.model.type_of(ctx.mod, a) == TypeKind::Tensor && !on_host(ctx, a))
+        return std::string(py::last_component(c.qname)) + "(<tensor>)";
+      // print(f"... {loss} ...")
+      if (c.qname == "builtins.print" && t.is(a, py::K::String)) {
+        std::vector<py::NodeId> stack{a};
+        while (!stack.empty()) {
+          py::NodeId x = stack.back();
+          stack.pop_back();
+          if (t.type_name(x) == "interpolation") {
+            py::NodeId e = t.first_named_child(x);
+            if (e != py::kNone && ctx.model.type_of(ctx.mod, e) == TypeKind::Tensor) return "print(<tensor>)";
+            continue;
+          }
+          for (py::NodeId ch = t[x].first_child; ch != py::kNone; ch = t[ch].next_sibling)
+            if (t[ch].named) stack.push_back(ch);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_host_sync_per_step(RuleContext& ctx) {
+  if (!ctx.model.programs_use_accelerator(ctx.mod)) return;
+  const auto& t = ctx.tree;
+  std::unordered_set<py::NodeId> reported_statements;
+  // calls in source order: the first flagged call of a statement wins
+  for (auto& c : ctx.mod.calls) {
+    std::string what = sync_of(ctx, c);
+    if (what.empty()) continue;
+    py::NodeId stmt = py::ProgramModel::statement_of(t, c.node);
+    if (reported_statements.count(stmt)) continue;
+    auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
+    if (!sc) continue;
+    reported_statements.insert(stmt);
+    ctx.report_per_step(c.node,
+                        "`" + what + "` blocks the host until the GPU has finished every queued kernel, every step: "
+                        "the CPU cannot queue the next step's work while it waits; read values every N steps",
+                        *sc);
+  }
+  // `if <tensor>:` / `while <tensor>:` conditions
+  for (py::NodeId n = 0; n < t.size(); ++n) {
+    if (!t.is(n, py::K::IfStatement) && !t.is(n, py::K::ElifClause)) continue;
+    py::NodeId cond = t.field(n, py::F::Condition);
+    if (cond == py::kNone || ctx.model.type_of(ctx.mod, cond) != TypeKind::Tensor) continue;
+    py::NodeId stmt = py::ProgramModel::statement_of(t, cond);
+    if (reported_statements.count(stmt)) continue;
+    auto sc = ctx.model.runs_every_step(ctx.mod, cond);
+    if (!sc) continue;
+    reported_statements.insert(stmt);
+    ctx.report_per_step(cond,
+                        "`if <tensor>:` converts a tensor to a Python bool every step, which waits for the GPU to "
+                        "finish; keep the check on the device or do it every N steps",
+                        *sc);
+  }
+}
+
+}  // namespace tl::rules

@@ -1,0 +1,63 @@
+// TL106 log-per-step: print / logging / logger.* / writer.add_* / wandb.log / mlflow.log_* every step.
+#include <unordered_set>
+
+#include "rules/python/common.h"
+#include "rules/python/rules.h"
+
+namespace tl::rules {
+namespace {
+
+bool is_log_method(std::string_view m) {
+  return m == "debug" || m == "info" || m == "warning" || m == "warn" || m == "error" || m == "critical" ||
+         m == "exception" || m == "log";
+}
+
+std::string log_of(const RuleContext& ctx, const py::Call& c) {
+  const auto& t = ctx.tree;
+  std::string_view q = c.qname;
+  if (q == "builtins.print") return "print";
+  if (q.rfind("logging.", 0) == 0 && is_log_method(py::last_component(q))) return std::string(q);
+  if (q == "wandb.log") return "wandb.log";
+  if (q.rfind("mlflow.log_", 0) == 0) return std::string(q);
+  if (c.receiver == py::kNone || c.method.empty()) return "";
+  std::string recv = py::dotted_text(t, c.receiver);
+  std::string_view last = py::last_component(recv);
+  if (is_log_method(c.method)) {
+    // logger.info(...): a logging.Logger (getLogger) or a name that says logger
+    for (auto& o : ctx.model.origins(ctx.mod, c.receiver))
+      if (o == "logging.getLogger" || o.rfind("loguru", 0) == 0) return recv + "." + std::string(c.method);
+    if (py::icontains(last, "logger") || last == "log" || last == "LOG" || last == "_log")
+      return recv + "." + std::string(c.method);
+    std::string rq = ctx.model.qualified_name(ctx.mod, c.receiver);
+    if (rq.rfind("loguru.logger", 0) == 0) return recv + "." + std::string(c.method);
+    return "";
+  }
+  if (c.method.rfind("add_", 0) == 0) {
+    for (auto& o : ctx.model.origins(ctx.mod, c.receiver))
+      if (py::last_component(o) == "SummaryWriter") return recv + "." + std::string(c.method);
+    if (py::icontains(last, "writer") || last == "tb" || py::icontains(last, "tensorboard"))
+      return recv + "." + std::string(c.method);
+  }
+  return "";
+}
+
+}  // namespace
+
+void check_log_per_step(RuleContext& ctx) {
+  std::unordered_set<py::NodeId> reported;
+  for (auto& c : ctx.mod.calls) {
+    std::string what = log_of(ctx, c);
+    if (what.empty()) continue;
+    py::NodeId stmt = py::ProgramModel::statement_of(ctx.tree, c.node);
+    if (reported.count(stmt)) continue;
+    auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
+    if (!sc) continue;
+    reported.insert(stmt);
+    ctx.report_per_step(c.node,
+                        "`" + what + "(...)` runs every step: formatting and writing a log line (and any tensor "
+                        "values it reads) costs host time in the loop that feeds the GPU; log every N steps",
+                        *sc);
+  }
+}
+
+}  // namespace tl::rules

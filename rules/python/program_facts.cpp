@@ -1,0 +1,58 @@
+#include "rules/python/program_facts.h"
+
+namespace tl::rules {
+
+Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p) {
+  auto is_backward = [](const py::Call& c) { return c.method == "backward" || c.qname == "torch.autograd.backward"; };
+  auto in_module = [&](const py::Module& m) -> Anchor {
+    for (auto& c : m.calls) {
+      if (!is_backward(c)) continue;
+      auto sc = model.runs_every_step(m, c.node);
+      if (sc && sc->kind == py::LoopKind::TrainStep) return {&m, &c};
+    }
+    return {};
+  };
+  if (p.entry) {
+    Anchor a = in_module(*p.entry);
+    if (a.call) return a;
+  }
+  for (const py::Module* m : p.members) {
+    if (m == p.entry) continue;
+    Anchor a = in_module(*m);
+    if (a.call) return a;
+  }
+  return {};
+}
+
+std::vector<const py::Program*> programs_entered_at(const py::ProgramModel& model, const py::Module& m) {
+  std::vector<const py::Program*> out;
+  for (uint32_t id : m.programs) {
+    const py::Program& p = model.programs()[id];
+    if (p.entry == &m) out.push_back(&p);
+  }
+  return out;
+}
+
+bool any_call(const py::Program& p, const std::function<bool(const py::Module&, const py::Call&)>& pred) {
+  for (const py::Module* m : p.members)
+    for (auto& c : m->calls)
+      if (pred(*m, c)) return true;
+  return false;
+}
+
+bool any_assignment(const py::Program& p, const std::function<bool(const py::Module&, py::NodeId)>& pred) {
+  for (const py::Module* m : p.members)
+    for (py::NodeId a : m->assignments)
+      if (pred(*m, a)) return true;
+  return false;
+}
+
+bool imports_prefix(const py::Program& p, std::string_view prefix) {
+  for (const py::Module* m : p.members)
+    for (auto& q : m->imported_modules)
+      if (q == prefix || (q.size() > prefix.size() && q.compare(0, prefix.size(), prefix) == 0 && q[prefix.size()] == '.'))
+        return true;
+  return false;
+}
+
+}  // namespace tl::rules

@@ -1,0 +1,19 @@
+// TL503 zero-grad-set-to-false: zero_grad(set_to_none=False).
+#include "rules/python/common.h"
+#include "rules/python/rules.h"
+
+namespace tl::rules {
+
+void check_zero_grad_set_to_false(RuleContext& ctx) {
+  for (auto& c : ctx.mod.calls) {
+    if (c.method != "zero_grad" || c.receiver == py::kNone) continue;
+    py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "set_to_none", 0);
+    bool off = v.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Bool && l.text == "False"; }, false);
+    if (!off) continue;
+    ctx.report(c.node, "`zero_grad(set_to_none=False)` writes zeros into every gradient each step (a memset kernel per "
+                       "parameter, and an add instead of a plain write in backward); the default `set_to_none=True` "
+                       "skips both");
+  }
+}
+
+}  // namespace tl::rules
