@@ -124,6 +124,19 @@ bool is_varying_expr(const GuardContext& g, NodeId cond) {
 
 namespace {
 
+bool has_modulo(const Tree& t, NodeId n) {
+  if (n == kNone) return false;
+  std::vector<NodeId> stack{n};
+  while (!stack.empty()) {
+    NodeId x = stack.back();
+    stack.pop_back();
+    if (t.is(x, K::BinaryOperator) && t.operator_text(x) == "%") return true;
+    for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+      if (t[c].named) stack.push_back(c);
+  }
+  return false;
+}
+
 NodeId last_statement(const Tree& t, NodeId block) {
   NodeId last = kNone;
   for (NodeId c = t[block].first_child; c != kNone; c = t[c].next_sibling)
@@ -142,7 +155,10 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
     if (last == kNone) continue;
     bool exits = t.is(last, K::ContinueStatement) || (g.function_body && t.is(last, K::ReturnStatement));
     if (!exits) continue;
-    if (is_varying_expr(g, t.field(s, F::Condition))) return true;
+    // Only a periodic skip (`if i % k: continue`) makes the rest periodic; a warm-up or
+    // bad-batch skip (`if step < warmup: continue`) leaves it running on (almost) every step.
+    NodeId cond = t.field(s, F::Condition);
+    if (has_modulo(t, cond) && is_varying_expr(g, cond)) return true;
   }
   return false;
 }

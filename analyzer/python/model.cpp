@@ -791,6 +791,16 @@ std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr, uin
   return out;
 }
 
+const std::vector<Binding>* ProgramModel::bindings_of(const Module& m, NodeId id) const {
+  if (id == kNone || !m.tree.is(id, K::Identifier)) return nullptr;
+  std::string_view name = m.tree.text(id);
+  for (const Scope* s = scope_at(m, id); s; s = s->parent) {
+    const Scope* look = s->globals.count(name) ? &m.scope : s;
+    if (auto* bs = look->find_local(name)) return bs;
+  }
+  return nullptr;
+}
+
 const Class* ProgramModel::instance_class(const Module& m, NodeId expr) const {
   Resolved r = resolve(m, expr, scope_at(m, expr), 0);
   return r.kind == Resolved::Kind::Instance ? r.cls : nullptr;

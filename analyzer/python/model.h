@@ -283,6 +283,8 @@ class ProgramModel {
   // `before`: ignore bindings made at or after this byte offset in the same function (order
   // matters for "saved before it was wrapped").
   std::vector<std::string> origins(const Module& m, NodeId expr, uint32_t before = UINT32_MAX) const;
+  // The bindings of an identifier in the innermost scope that binds it (Python's rules), or null.
+  const std::vector<Binding>* bindings_of(const Module& m, NodeId identifier) const;
   // The analysed class of an instance expression (`agent` where `agent = Agent()`), or null.
   const Class* instance_class(const Module& m, NodeId expr) const;
   bool programs_use_accelerator(const Module& m) const;

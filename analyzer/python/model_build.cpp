@@ -109,7 +109,11 @@ struct ModelBuilder {
           return false;
         }
         std::string d = dotted_text(t, c->callee);
-        return !d.empty() && icontains(last_component(d), "loader");
+        if (!d.empty() && icontains(last_component(d), "loader")) return true;
+        // a wrapper that takes the loader: metric_logger.log_every(data_loader, ...),
+        // prefetcher(loader), accelerator.prepare(loader)...
+        NodeId a0 = pm.positional_arg(m, *c, 0);
+        return a0 != kNone && !t.is(a0, K::Call) && is_loader_expr(m, a0, depth + 1);
       }
       default: return false;
     }

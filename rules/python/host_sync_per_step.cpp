@@ -109,10 +109,14 @@ void check_host_sync_per_step(RuleContext& ctx) {
                         "the CPU cannot queue the next step's work while it waits; read values every N steps",
                         *sc);
   }
-  // `if <tensor>:` / `while <tensor>:` conditions
+  // `if <tensor>:` conditions, also of a ternary `a if <tensor> else b`
   for (py::NodeId n = 0; n < t.size(); ++n) {
-    if (!t.is(n, py::K::IfStatement) && !t.is(n, py::K::ElifClause)) continue;
-    py::NodeId cond = t.field(n, py::F::Condition);
+    py::NodeId cond = py::kNone;
+    if (t.is(n, py::K::IfStatement) || t.is(n, py::K::ElifClause)) cond = t.field(n, py::F::Condition);
+    else if (t.is(n, py::K::ConditionalExpression)) {
+      auto kids = t.named_children(n);
+      if (kids.size() == 3) cond = kids[1];
+    }
     if (cond == py::kNone || ctx.model.type_of(ctx.mod, cond) != TypeKind::Tensor) continue;
     py::NodeId stmt = py::ProgramModel::statement_of(t, cond);
     if (reported_statements.count(stmt)) continue;

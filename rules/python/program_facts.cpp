@@ -4,7 +4,14 @@ namespace tl::rules {
 
 Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p) {
   auto is_backward = [](const py::Call& c) { return c.method == "backward" || c.qname == "torch.autograd.backward"; };
+  // The first backward (in source order) inside a training step loop, guarded or not; else
+  // the first one reached every step through calls or hooks.
   auto in_module = [&](const py::Module& m) -> Anchor {
+    for (auto& c : m.calls) {
+      if (!is_backward(c)) continue;
+      for (const py::Loop* L = model.enclosing_loop(m, c.node); L; L = L->parent >= 0 ? &m.loops[L->parent] : nullptr)
+        if (L->kind == py::LoopKind::TrainStep) return {&m, &c};
+    }
     for (auto& c : m.calls) {
       if (!is_backward(c)) continue;
       auto sc = model.runs_every_step(m, c.node);
