@@ -91,6 +91,22 @@ struct ModelBuilder {
         for (auto& o : pm.origins(m, e))
           if (o == "torch.utils.data.DataLoader" || o == "torch.utils.data.dataloader.DataLoader" || icontains(last_component(o), "loader"))
             return true;
+        // a parameter (`def evaluate(model, valid_dl)`): is every caller passing a loader?
+        if (t.is(e, K::Identifier) && depth < 3)
+          if (auto* bs = pm.bindings_of(m, e); bs && bs->size() == 1 && (*bs)[0].kind == Binding::Kind::Param)
+            if (Function* f = m.enclosing_function(e)) {
+              size_t idx = 0;
+              while (idx < f->params.size() && f->params[idx] != t.text(e)) ++idx;
+              const auto& callers = pm.callers_of(f);
+              if (idx == f->params.size() || callers.empty()) return false;
+              for (const Call* c : callers) {
+                NodeId arg = pm.keyword_arg(*c->mod, *c, t.text(e));
+                size_t offset = (!f->params.empty() && f->params[0] == "self" && c->receiver != kNone) ? 1 : 0;
+                if (arg == kNone && idx >= offset) arg = pm.positional_arg(*c->mod, *c, idx - offset);
+                if (arg == kNone || !is_loader_expr(*c->mod, arg, depth + 1)) return false;
+              }
+              return true;
+            }
         return false;
       }
       case K::Subscript: return is_loader_expr(m, t.field(e, F::Value), depth + 1);
@@ -361,7 +377,7 @@ struct ModelBuilder {
     }
     // Per module, once: direct facts, and the device names its `.to(x)` / `device=x` use.
     struct ModuleFacts {
-      bool opt = false, backward = false, accel = false;
+      bool opt = false, backward = false, accel = false, lightning = false, lightning_cpu = false;
       std::unordered_set<std::string> used_device_names;
     };
     std::vector<ModuleFacts> facts(pm.modules_.size());
@@ -369,14 +385,26 @@ struct ModelBuilder {
       const Module& m = *mp;
       const Tree& t = m.tree;
       ModuleFacts& mf = facts[m.index];
+      // A LightningModule is placed by Lightning's Trainer (accelerator="auto" picks the GPU)
+      // unless the program pins it to the CPU.
+      for (auto& cl : m.classes)
+        if (ProgramModel::is_nn_module_class(*cl))
+          for (auto& b : cl->bases)
+            if ((b.rfind("pytorch_lightning", 0) == 0 || b.rfind("lightning", 0) == 0) &&
+                last_component(b) == "LightningModule")
+              mf.lightning = true;
       for (auto& c : m.calls) {
+        if ((c.qname.rfind("pytorch_lightning", 0) == 0 || c.qname.rfind("lightning", 0) == 0) &&
+            last_component(c.qname) == "Trainer") {
+          NodeId acc = pm.keyword_arg(m, c, "accelerator");
+          if (acc != kNone && string_literal_value(t, acc) == "cpu") mf.lightning_cpu = true;
+        }
         if (is_opt_step(m, c)) mf.opt = true;
         if (is_backward(c)) mf.backward = true;
         if (mf.accel) continue;
         std::string_view q = c.qname;
         if (q == "torch.cuda.set_device" || q.rfind("accelerate.Accelerator", 0) == 0 ||
             q == "lightning.fabric.Fabric" || q == "lightning.Fabric" || q == "lightning_fabric.Fabric" ||
-            ((q.rfind("pytorch_lightning", 0) == 0 || q.rfind("lightning", 0) == 0) && last_component(q) == "Trainer") ||
             (c.method == "cuda" && c.receiver != kNone)) {
           mf.accel = true;
           continue;
@@ -400,12 +428,16 @@ struct ModelBuilder {
     for (auto& p : pm.programs_) {
       for (Module* m : p.members) pm.accel_names_[p.id].insert(names[m->index].begin(), names[m->index].end());
       bool accel = false;
+      bool lightning = false, lightning_cpu = false;
       for (Module* m : p.members) {
         const ModuleFacts& mf = facts[m->index];
         p.has_opt_step |= mf.opt;
         p.has_backward |= mf.backward;
         accel |= mf.accel;
+        lightning |= mf.lightning;
+        lightning_cpu |= mf.lightning_cpu;
       }
+      if (lightning && !lightning_cpu) accel = true;
       for (Module* m : p.members) {
         if (accel) break;
         for (auto& used : facts[m->index].used_device_names) {
@@ -422,6 +454,10 @@ struct ModelBuilder {
   }
 
   void call_graph_facts() {
+    pm.callers_.assign(pm.functions_.size(), {});
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->calls)
+        if (c.target) pm.callers_[c.target->id].push_back(&c);
     // direct facts
     std::vector<std::vector<Function*>> callers(pm.functions_.size());
     std::deque<Function*> work_opt, work_back;
@@ -541,10 +577,6 @@ struct ModelBuilder {
       for (auto& L : m.loops)
         if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward) L.kind = LoopKind::EvalStep;
     }
-    pm.callers_.assign(pm.functions_.size(), {});
-    for (auto& mp : pm.modules_)
-      for (auto& c : mp->calls)
-        if (c.target) pm.callers_[c.target->id].push_back(&c);
     // epoch loops: contain a step loop lexically or through calls
     std::vector<char> fn_has_step(pm.functions_.size(), 0);
     for (auto& mp : pm.modules_)
@@ -784,6 +816,20 @@ struct ModelBuilder {
         }
         GuardContext gc{&pm, &m, L.node, &vary, false};
         NodeId body = m.tree.field(L.node, F::Body);
+        // a closure defined in the step (LBFGS's `optimizer.step(closure)`) runs in that step
+        for (auto& fp : m.functions) {
+          Function* f = fp.get();
+          if (f->outer != L.fn || body == kNone || !m.tree.contains(body, f->def)) continue;
+          if (is_guarded(gc, f->def)) continue;
+          auto r = std::make_unique<CallReach>();
+          r->root = &L;
+          r->loop_mod = &m;
+          r->loop_node = L.node;
+          r->kind = L.kind;
+          r->desc = std::string(loop_kind_name(L.kind));
+          function_varying(*f, r->varying);
+          add_reach(f, std::move(r), work);
+        }
         for (uint32_t ci : L.calls) {
           const Call& c = m.calls[ci];
           if (!c.target || body == kNone || !m.tree.contains(body, c.node)) continue;

@@ -421,7 +421,15 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
         }
         bool cyclic = g_cycle_hit && bk == TypeKind::Unknown;
         g_cycle_hit = saved_cycle;
-        if (b.kind == Binding::Kind::AugAssign) continue;  // x += y keeps x's type
+        if (b.kind == Binding::Kind::AugAssign) {
+          // x += y keeps x's type, unless y is a tensor: `total = 0.0; total += loss` is a tensor
+          if (b.value != kNone && type_of(m, b.value, depth + 1) == TypeKind::Tensor) {
+            if (first) k = TypeKind::Tensor;
+            else if (k != TypeKind::Tensor) mixed = true;
+            first = false;
+          }
+          continue;
+        }
         if (self_ref || cyclic) continue;
         if (first) k = bk;
         else if (bk != k) mixed = true;

@@ -94,9 +94,11 @@ py::NodeId iterated_loader(const py::Module& m, py::NodeId e, int depth = 0) {
     const py::Call* c = m.call_at(e);
     if (!c) return py::kNone;
     std::string_view q = c->qname;
-    if (q == "builtins.enumerate" || q == "builtins.iter" || q.rfind("tqdm", 0) == 0)
-      return iterated_loader(m, t.first_named_child(t.field(e, py::F::Arguments)), depth + 1);
-    return py::kNone;
+    (void)q;
+    py::NodeId args = t.field(e, py::F::Arguments);
+    py::NodeId a0 = args != py::kNone ? t.first_named_child(args) : py::kNone;
+    if (a0 != py::kNone && t.is(a0, py::K::KeywordArgument)) return py::kNone;
+    return iterated_loader(m, a0, depth + 1);
   }
   if (t.is(e, py::K::Identifier) || t.is(e, py::K::Attribute)) return e;
   return py::kNone;

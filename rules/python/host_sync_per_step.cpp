@@ -42,7 +42,9 @@ bool numpy_like(const RuleContext& ctx, py::NodeId recv) {
   py::TypeKind k = ctx.model.type_of(ctx.mod, recv);
   if (k == TypeKind::NumpyArray || k == TypeKind::Number) return true;
   for (auto& o : ctx.model.origins(ctx.mod, recv))
-    if (o.rfind("numpy.", 0) == 0 || o.rfind("builtins.", 0) == 0) return true;
+    if (o.rfind("numpy.", 0) == 0 || o == "builtins.float" || o == "builtins.int" || o == "builtins.len" ||
+        o == "builtins.round" || o == "builtins.bool" || o == "builtins.str")
+      return true;
   return false;
 }
 
