@@ -101,6 +101,18 @@ class SmallCNN(nn.Module):
         return self.classifier(torch.flatten(self.features(x), 1))
 
 
+def evaluate(model, val_loader, criterion, device):
+    model.eval()
+    total = 0.0
+    for images, labels in val_loader:
+        images = images.to(device)
+        labels.to(device)  # TL401
+        logits = model(images)  # TL304
+        total += criterion(logits, labels.to(device)).item()  # TL105
+    model.train()
+    return total / max(1, len(val_loader))
+
+
 def main():
     args = parse_args()
     torch.manual_seed(0)
@@ -110,6 +122,7 @@ def main():
         ann_file = make_synthetic_dataset(workdir, args.images_per_class, args.image_size)
         dataset = AnnotatedImages(workdir, ann_file)
         loader = DataLoader(dataset, batch_size=args.batch_size, shuffle=True)  # TL201 TL202
+        val_loader = DataLoader(dataset, batch_size=args.batch_size, num_workers=2)  # TL202 TL203
 
         model = SmallCNN(len(CLASSES))
         model = nn.DataParallel(model)  # TL301
@@ -124,10 +137,12 @@ def main():
             model.train()
             for i, (images, labels) in enumerate(loader):
                 images, labels = images.to(device), labels.to(device)
-                optimizer.zero_grad()
-                loss = criterion(model(images), labels)
+                optimizer.zero_grad(set_to_none=False)  # TL503
+                noise = torch.randn(images.shape).to(device)  # TL305
+                loss = criterion(model(images + 0.01 * noise), labels)
                 loss.backward()  # TL501 TL502
                 optimizer.step()
+                torch.cuda.empty_cache()  # TL102
 
                 print(f"epoch {epoch} step {i} loss {loss.item():.4f}")  # TL105 TL106
                 torchvision.utils.save_image(images, sample_path, normalize=True)  # TL104
@@ -139,6 +154,8 @@ def main():
                     break
             if args.steps and step >= args.steps:
                 break
+            print(f"epoch {epoch}: validation loss {evaluate(model, val_loader, criterion, device):.4f}")
+        resumed = torch.load(ckpt_path)  # TL402
         print(f"done: {step} steps, checkpoint of {os.path.getsize(ckpt_path)} bytes")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

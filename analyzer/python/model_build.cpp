@@ -393,6 +393,12 @@ struct ModelBuilder {
             if ((b.rfind("pytorch_lightning", 0) == 0 || b.rfind("lightning", 0) == 0) &&
                 last_component(b) == "LightningModule")
               mf.lightning = true;
+      // trainer_defaults={"accelerator": "cpu"} (LightningCLI) pins the CPU too
+      for (NodeId n = 0; n < t.size(); ++n)
+        if (t.is(n, K::Pair)) {
+          NodeId k = t.field(n, F::Key), v = t.field(n, F::Value);
+          if (string_literal_value(t, k) == "accelerator" && string_literal_value(t, v) == "cpu") mf.lightning_cpu = true;
+        }
       for (auto& c : m.calls) {
         if ((c.qname.rfind("pytorch_lightning", 0) == 0 || c.qname.rfind("lightning", 0) == 0) &&
             last_component(c.qname) == "Trainer") {
