@@ -80,6 +80,7 @@ void write_text(std::ostream& out, std::ostream& err, const LintResult& res, con
     for (Severity s : {Severity::Error, Severity::Warning, Severity::Info}) {
       if (!counts[s]) continue;
       out << (first ? "" : ", ") << counts[s] << " " << severity_name(s);
+      if (counts[s] > 1 && s != Severity::Info) out << "s";  // 3 warnings, 2 errors, 4 info
       first = false;
     }
     out << ") in " << res.files_analysed << (res.files_analysed == 1 ? " file" : " files")

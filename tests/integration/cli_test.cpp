@@ -216,7 +216,7 @@ TEST(CliOutput, SeveritiesAndSortOrderAcrossFiles) {
   EXPECT_TRUE(ends_with(firsts[2], "[TL202 dataloader-no-pin-memory]"));
   EXPECT_TRUE(starts_with(firsts[3], "pil.py:13:16: info: ")) << firsts[3];
   EXPECT_TRUE(ends_with(firsts[3], "[TL204 pil-decode]"));
-  EXPECT_TRUE(contains(r.out, "4 findings (3 warning, 1 info) in 2 files.")) << r.out;
+  EXPECT_TRUE(contains(r.out, "4 findings (3 warnings, 1 info) in 2 files.")) << r.out;
 }
 
 TEST(CliOutput, NoColourWhenNotATerminal) {
