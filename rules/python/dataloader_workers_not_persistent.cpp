@@ -1,6 +1,8 @@
 // TL203 dataloader-workers-not-persistent: DataLoader with num_workers given (not known to be 0)
 // and no persistent_workers=True, iterated inside an epoch loop (directly or via a call).
+#include <functional>
 #include <set>
+#include <tuple>
 
 #include "rules/python/common.h"
 #include "rules/python/rules.h"
@@ -8,7 +10,24 @@
 namespace tl::rules {
 namespace {
 
-using NameSet = std::set<std::string>;
+// A binding of the loader: (module, function that binds it (null: module level), name), or
+// for attributes (`self.train_loader`) (module, null, "attr:<name>").
+using Key = std::tuple<const py::Module*, const py::Function*, std::string>;
+using NameSet = std::set<Key>;
+
+// The key an expression that reads a loader would have in module m.
+Key key_of(const py::Module& m, py::NodeId e) {
+  const py::Tree& t = m.tree;
+  if (t.is(e, py::K::Attribute)) {
+    std::string d = py::dotted_text(t, e);
+    return {&m, nullptr, "attr:" + std::string(py::last_component(d))};
+  }
+  std::string name(t.text(e));
+  // the function whose scope binds the name (Python's rules: local if assigned in it)
+  for (const py::Function* f = m.enclosing_function(e); f; f = f->outer)
+    if (f->scope.find_local(name)) return {&m, f, name};
+  return {&m, nullptr, name};
+}
 
 // Is this call site run once per epoch (inside an epoch loop, or in a function an epoch loop calls)?
 bool call_in_epoch(const py::ProgramModel& model, const py::Call& c) {
@@ -16,6 +35,13 @@ bool call_in_epoch(const py::ProgramModel& model, const py::Call& c) {
        L = L->parent >= 0 ? &c.mod->loops[L->parent] : nullptr)
     if (L->kind == py::LoopKind::Epoch) return true;
   return c.fn && model.called_from_epoch_loop(c.fn);
+}
+
+bool call_lexically_in_epoch(const py::ProgramModel& model, const py::Call& c) {
+  for (const py::Loop* L = model.enclosing_loop(*c.mod, c.node); L;
+       L = L->parent >= 0 ? &c.mod->loops[L->parent] : nullptr)
+    if (L->kind == py::LoopKind::Epoch) return true;
+  return false;
 }
 
 // The names the loader ends up bound to: `x = DataLoader(...)`, `self.x = ...`, and through a
@@ -45,7 +71,7 @@ void bound_names(const RuleContext& ctx, const py::Module& m, py::NodeId value, 
     }
     std::string d = py::dotted_text(t, left);
     if (d.empty()) return;
-    out.insert(std::string(py::last_component(d)));
+    out.insert(key_of(m, left));
     // `loader = DataLoader(...); return loader`
     if (const py::Function* f = m.enclosing_function(p); f && t.is(left, py::K::Identifier) && f->body != py::kNone) {
       std::vector<py::NodeId> stack{f->body};
@@ -77,7 +103,7 @@ void bound_names(const RuleContext& ctx, const py::Module& m, py::NodeId value, 
         auto els = cc->mod->tree.named_children(left);
         if (tuple_index < static_cast<int>(els.size())) {
           std::string d = py::dotted_text(cc->mod->tree, els[tuple_index]);
-          if (!d.empty()) out.insert(std::string(py::last_component(d)));
+          if (!d.empty()) out.insert(key_of(*cc->mod, els[tuple_index]));
         }
         continue;
       }
@@ -139,27 +165,43 @@ void check_dataloader_workers_not_persistent(RuleContext& ctx) {
           bool epoch_loop_here = false;
           for (int32_t p = L.parent; p >= 0; p = m->loops[p].parent)
             if (m->loops[p].kind == py::LoopKind::Epoch) epoch_loop_here = true;
-          bool matched = false;
-          if (names.count(last) && (epoch_loop_here || ctx.model.called_from_epoch_loop(L.fn))) {
-            // a parameter of the same name is matched below, through its callers
-            bool is_param = false;
-            if (L.fn && m->tree.is(it, py::K::Identifier))
-              for (auto p : L.fn->params)
-                if (p == last) is_param = true;
-            if (!is_param || epoch_loop_here) matched = true;
-          }
+          // Epoch context is judged on this path only: the loop nested in an epoch loop, or a call on
+          // the way from the loader's binding to the loop made inside one (lexically).
+          // A global (or outer) loader read in a function that an epoch loop calls is iterated per
+          // epoch too; one bound inside that function is rebuilt per call (skipped above).
+          Key k = key_of(*m, it);
+          bool matched = names.count(k) &&
+                         (epoch_loop_here || (std::get<1>(k) != L.fn && ctx.model.called_from_epoch_loop(L.fn)));
+          // a parameter that callers fill with this very loader, possibly through their own
+          // parameters (validate(val_loader) -> run_validate(loader)); some call on the way, or
+          // the loop itself, must be in an epoch context
           if (!matched && L.fn && m->tree.is(it, py::K::Identifier)) {
-            for (size_t pi = 0; pi < L.fn->params.size() && !matched; ++pi) {
-              if (L.fn->params[pi] != last) continue;
-              for (const py::Call* cc : ctx.model.callers_of(L.fn)) {
-                if (!(epoch_loop_here || call_in_epoch(ctx.model, *cc))) continue;
-                py::NodeId arg = ctx.model.keyword_arg(*cc->mod, *cc, last);
-                size_t offset = (L.fn->params[0] == "self" && cc->receiver != py::kNone) ? 1 : 0;
+            std::function<bool(const py::Function*, std::string_view, bool, int)> filled;
+            filled = [&](const py::Function* f, std::string_view param, bool in_epoch, int depth) -> bool {
+              if (depth > 4) return false;
+              size_t pi = 0;
+              while (pi < f->params.size() && f->params[pi] != param) ++pi;
+              if (pi == f->params.size()) return false;
+              for (const py::Call* cc : ctx.model.callers_of(f)) {
+                bool epoch = in_epoch || call_lexically_in_epoch(ctx.model, *cc);
+                py::NodeId arg = ctx.model.keyword_arg(*cc->mod, *cc, param);
+                size_t offset = (!f->params.empty() && f->params[0] == "self" && cc->receiver != py::kNone) ? 1 : 0;
                 if (arg == py::kNone && pi >= offset) arg = ctx.model.positional_arg(*cc->mod, *cc, pi - offset);
-                if (arg != py::kNone && names.count(std::string(py::last_component(py::dotted_text(cc->mod->tree, arg)))))
-                  matched = true;
+                if (arg == py::kNone) continue;
+                const py::Tree& ct = cc->mod->tree;
+                if (!ct.is(arg, py::K::Identifier) && !ct.is(arg, py::K::Attribute)) continue;
+                if (names.count(key_of(*cc->mod, arg))) {
+                  if (epoch) return true;
+                  continue;
+                }
+                if (ct.is(arg, py::K::Identifier) && cc->fn)
+                  if (auto* bs = cc->fn->scope.find_local(ct.text(arg)); bs && bs->size() == 1 &&
+                                                                         (*bs)[0].kind == py::Binding::Kind::Param)
+                    if (filled(cc->fn, ct.text(arg), epoch, depth + 1)) return true;
               }
-            }
+              return false;
+            };
+            matched = filled(L.fn, last, epoch_loop_here, 0);
           }
           if (matched) {
             hit = &L;
