@@ -19,6 +19,20 @@ inline bool is_dataloader_ctor(std::string_view q) {
   return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader";
 }
 
+// `next(iter(DataLoader(...)))`: a throwaway loader that yields one batch (a sample grid in a
+// callback): per-batch loading costs do not apply to it.
+inline bool one_shot_loader(const RuleContext& ctx, const py::Call& c) {
+  const auto& t = ctx.tree;
+  py::NodeId p = t.parent(c.node);  // argument_list
+  if (p == py::kNone || !t.is(p, py::K::ArgumentList)) return false;
+  const py::Call* it = ctx.mod.call_at(t.parent(p));
+  if (!it || it->qname != "builtins.iter") return false;
+  py::NodeId p2 = t.parent(it->node);
+  if (p2 == py::kNone || !t.is(p2, py::K::ArgumentList)) return false;
+  const py::Call* nx = ctx.mod.call_at(t.parent(p2));
+  return nx && nx->qname == "builtins.next";
+}
+
 // Reports `node` when it runs every step; the message gets the step loop in its notes.
 inline void report_if_per_step(RuleContext& ctx, py::NodeId node, const std::string& message) {
   if (auto sc = ctx.model.runs_every_step(ctx.mod, node)) ctx.report_per_step(node, message, *sc);

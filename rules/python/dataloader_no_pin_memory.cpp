@@ -9,6 +9,7 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
   if (!ctx.model.programs_use_accelerator(ctx.mod)) return;
   for (auto& c : ctx.mod.calls) {
     if (!is_dataloader_ctor(c.qname)) continue;
+    if (one_shot_loader(ctx, c)) continue;
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);
     bool all_false = v.all([&](const py::Literal& l) { return !v.is_truthy_literal(l); }, /*absent_ok=*/true);
     if (!all_false) continue;

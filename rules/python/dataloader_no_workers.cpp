@@ -8,6 +8,7 @@ namespace tl::rules {
 void check_dataloader_no_workers(RuleContext& ctx) {
   for (auto& c : ctx.mod.calls) {
     if (!is_dataloader_ctor(c.qname)) continue;
+    if (one_shot_loader(ctx, c)) continue;
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "num_workers", 5);
     bool all_zero = v.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Int && l.text == "0"; },
                           /*absent_ok=*/true);
