@@ -1,0 +1,1102 @@
+"""trainlint_boot: the bootstrap that `trainlint run` injects into the program's interpreter.
+
+It implements the Python side of docs/runtime-protocol.md (protocol version 1): it reads the probe
+plan (TRAINLINT_PLAN), writes the records of this process to TRAINLINT_RECORDS/rec-<pid>.jsonl,
+loads libtrainlint_shim.so (TRAINLINT_SHIM) with ctypes for the GPU side, and installs the probes:
+
+- site timers: the callables named by the plan's `callee` are wrapped; a call counts only when the
+  caller's file and line are a plan site for that callee (sys._getframe(1)), so library-internal
+  calls of the same function cost one frame lookup and are not recorded;
+- steps: optimizer steps (Optimizer subclasses' `step`, GradScaler.step; nested calls count once),
+  with TRAINLINT_MAX_STEPS ending the program cleanly (SystemExit(0)) after N steps;
+- data: DataLoader iterator `__next__` (wait, main process only) and `iter(DataLoader)` (iter);
+- GC: automatic collections through gc.callbacks (explicit gc.collect() calls are not recorded as
+  automatic pauses);
+- exit: atexit, SIGTERM (chained), os._exit, and forked children (DataLoader workers) that write
+  their own file.
+
+Everything is lazy: modules such as torch or PIL are patched right after they are first imported,
+through a sys.meta_path finder that only watches the modules it needs.
+
+Transparency rules: nothing is ever printed (problems become `note`/`gpu_status` records), no
+exception of the program is swallowed or changed, and the bootstrap's own failures never reach
+the program. The wrappers are compiled under a file name that the warnings machinery treats as
+import-system internal, so a library warning issued with stacklevel=2 from a wrapped function is
+still attributed to the program's line, not to the wrapper.
+
+Only the standard library is imported at start-up (ctypes only when TRAINLINT_SHIM is set).
+Python 3.8+.
+"""
+import atexit
+import gc
+import os
+import signal
+import sys
+import time
+
+__all__ = ["install"]
+
+_mono = time.monotonic_ns  # CLOCK_MONOTONIC on Linux: the records' clock
+_getframe = sys._getframe
+
+# ------------------------------------------------------------------------------------------------
+# state
+
+
+class _State(object):
+    installed = False
+    records_dir = None
+    path = None  # this process's records file
+    fd = -1
+    buf = []
+    last_flush = 0
+    pid = 0
+    ppid = 0
+    proc_written = False
+    immediate = False  # flush after every record (child processes)
+    ended = False
+    is_child = False  # not the program's root process (see origin)
+    origin = "root"  # root / fork / spawn (multiprocessing) / subprocess (a recorded parent)
+    gc_enabled = True  # automatic GC pauses are recorded in main and rank processes only
+    worker_flag = False  # inside torch's DataLoader _worker_loop
+    worker_id = None
+    steps = 0
+    step_depth = 0
+    max_steps = 0
+    signal_seen = False
+    explicit_gc = 0
+    gc_t0 = 0
+    shim = None  # ctypes library, only in the process that started it
+    shim_last_flush = 0
+    cwd = None
+    prev_sigterm = None
+
+
+_S = _State()
+
+
+# ------------------------------------------------------------------------------------------------
+# records
+
+
+def _json_str(s):
+    """A JSON string literal (ASCII-only, so the line is valid UTF-8 whatever the path holds)."""
+    import json
+
+    return json.dumps(s)
+
+
+def _open_records():
+    if _S.fd >= 0 or not _S.records_dir:
+        return _S.fd >= 0
+    try:
+        _S.path = os.path.join(_S.records_dir, "rec-%d.jsonl" % _S.pid)
+        _S.fd = os.open(_S.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError:
+        _S.fd = -1
+        _S.records_dir = None  # cannot record: stay silent
+        return False
+    return True
+
+
+def _flush():
+    lines = _S.buf
+    if not lines:
+        return
+    _S.buf = []  # swap first: a record added meanwhile (another thread, a GC callback) is kept
+    fd = _S.fd
+    if fd < 0:
+        return
+    data = "".join(lines).encode("utf-8", "surrogateescape")
+    try:
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+    except OSError:
+        _S.fd = -1
+        _S.records_dir = None
+    _S.last_flush = _mono()
+
+
+def _role():
+    if _S.worker_flag:
+        return "worker"
+    if _rank() is not None:
+        return "rank"
+    if _S.is_child:
+        return "worker"
+    return "main"
+
+
+def _rank():
+    for k in ("RANK", "LOCAL_RANK"):
+        v = os.environ.get(k)
+        if v is not None and v.strip().lstrip("-").isdigit():
+            return int(v)
+    return None
+
+
+def _write_proc():
+    if _S.proc_written:
+        return
+    if not _open_records():
+        return
+    _S.proc_written = True
+    if _S.is_child and not _S.worker_flag:
+        # A forked child that has not told us yet: ask torch whether this is a DataLoader worker.
+        tud = sys.modules.get("torch.utils.data")
+        try:
+            info = tud.get_worker_info() if tud is not None else None
+            if info is not None:
+                _S.worker_flag = True
+                _S.worker_id = info.id
+        except Exception:
+            pass
+    import json
+
+    argv = getattr(sys, "argv", None) or [""]
+    rec = {
+        "t": "proc",
+        "pid": _S.pid,
+        "ppid": os.getppid(),
+        "role": _role(),
+        "rank": _rank(),
+        "argv0": argv[0],
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "executable": sys.executable,
+        "origin": _S.origin,
+    }
+    if _S.worker_id is not None:
+        rec["worker_id"] = _S.worker_id
+    _S.buf.insert(0, json.dumps(rec, separators=(",", ":")) + "\n")
+
+
+def _emit(line, urgent=False):
+    if _S.ended or _S.records_dir is None:
+        return
+    if not _S.proc_written:
+        _write_proc()
+    _S.buf.append(line)
+    if urgent or _S.immediate or len(_S.buf) >= 256:
+        _flush()
+    elif _mono() - _S.last_flush >= 200000000:
+        _flush()
+
+
+def _emit_site(ids, t0, t1):
+    try:
+        for i in ids:
+            _emit('{"t":"site","id":%d,"start":%d,"end":%d}\n' % (i, t0, t1))
+    except Exception:
+        pass
+
+
+def _emit_wait(t0, t1):
+    try:
+        _emit('{"t":"wait","start":%d,"end":%d}\n' % (t0, t1))
+    except Exception:
+        pass
+
+
+def _emit_iter(t0, t1):
+    try:
+        _emit('{"t":"iter","start":%d,"end":%d}\n' % (t0, t1))
+    except Exception:
+        pass
+
+
+def _note(text):
+    try:
+        _emit('{"t":"note","source":"bootstrap","text":%s}\n' % _json_str(str(text)), urgent=True)
+    except Exception:
+        pass
+
+
+def _gpu_status(state, reason):
+    try:
+        _emit('{"t":"gpu_status","state":%s,"reason":%s}\n' % (_json_str(state), _json_str(reason)), urgent=True)
+    except Exception:
+        pass
+
+
+def _end(reason, exception=None):
+    """Writes the `end` line once, after the shim's last GPU records; then records stop."""
+    if _S.ended:
+        return
+    try:
+        if _S.shim is not None and _S.pid == os.getpid():
+            try:
+                _S.shim.tl_shim_stop()
+            except Exception:
+                pass
+            _S.shim = None
+        if reason == "exit" and _S.signal_seen:
+            reason = "signal"
+        if _S.records_dir is not None:
+            extra = ',"exception":%s' % _json_str(exception) if exception else ""
+            _emit('{"t":"end","reason":"%s","steps":%d%s}\n' % (reason, _S.steps, extra), urgent=True)
+    except Exception:
+        pass
+    _S.ended = True
+
+
+# ------------------------------------------------------------------------------------------------
+# the wrappers, compiled under a file name the warnings module skips when it counts `stacklevel`
+# (CPython: frames whose file name contains both "importlib" and "_bootstrap" are import-internal).
+
+_WRAPPER_FILE = "<trainlint_boot wrappers: importlib._bootstrap-transparent>"
+
+_WRAPPER_SRC = r'''
+# Every wrapper drops its own entry from the traceback of an exception that passes through it
+# (CPython 3.11+ re-raises with exc.__traceback__; older versions keep one extra frame line).
+
+def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe):
+    def wrapper(*args, **kwargs):
+        try:
+            f = getframe(1)
+            fn = f.f_code.co_filename
+            try:
+                lines = files[fn]
+            except KeyError:
+                lines = resolve_file(fn)
+            if lines is not None:
+                ids = lines.get(f.f_lineno)
+                if ids is not None:
+                    f = None
+                    t0 = mono()
+                    try:
+                        return orig(*args, **kwargs)
+                    finally:
+                        emit_site(ids, t0, mono())
+            f = None
+            return orig(*args, **kwargs)
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[0]:
+                e.__traceback__ = tb.tb_next
+            raise
+    CODE[0] = wrapper.__code__
+    return wrapper
+
+
+def make_gc_collect_wrapper(orig, S, files, resolve_file, emit_site, mono, getframe):
+    def collect(*args, **kwargs):
+        try:
+            ids = None
+            if files is not None:
+                f = getframe(1)
+                fn = f.f_code.co_filename
+                try:
+                    lines = files[fn]
+                except KeyError:
+                    lines = resolve_file(fn)
+                if lines is not None:
+                    ids = lines.get(f.f_lineno)
+                f = None
+            S.explicit_gc += 1
+            t0 = mono()
+            try:
+                return orig(*args, **kwargs)
+            finally:
+                t1 = mono()
+                S.explicit_gc -= 1
+                if ids is not None:
+                    emit_site(ids, t0, t1)
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[1]:
+                e.__traceback__ = tb.tb_next
+            raise
+    CODE[1] = collect.__code__
+    return collect
+
+
+def make_step_wrapper(orig, S, on_step):
+    def step(*args, **kwargs):
+        try:
+            if S.step_depth:
+                return orig(*args, **kwargs)
+            S.step_depth = 1
+            try:
+                result = orig(*args, **kwargs)
+            finally:
+                S.step_depth = 0
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[2]:
+                e.__traceback__ = tb.tb_next
+            raise
+        on_step()  # may raise SystemExit(0) at TRAINLINT_MAX_STEPS
+        return result
+    CODE[2] = step.__code__
+    return step
+
+
+def make_next_wrapper(orig, S, emit_wait, mono):
+    def __next__(self):
+        try:
+            if S.worker_flag:
+                return orig(self)
+            t0 = mono()
+            try:
+                return orig(self)
+            finally:
+                emit_wait(t0, mono())
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[3]:
+                e.__traceback__ = tb.tb_next
+            raise
+    CODE[3] = __next__.__code__
+    return __next__
+
+
+def make_iter_wrapper(orig, emit_iter, mono):
+    def __iter__(self):
+        try:
+            t0 = mono()
+            try:
+                return orig(self)
+            finally:
+                emit_iter(t0, mono())
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[4]:
+                e.__traceback__ = tb.tb_next
+            raise
+    CODE[4] = __iter__.__code__
+    return __iter__
+
+
+def make_after_init_wrapper(orig, after):
+    def __init__(self, *args, **kwargs):
+        try:
+            orig(self, *args, **kwargs)
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[5]:
+                e.__traceback__ = tb.tb_next
+            raise
+        after(self)
+    CODE[5] = __init__.__code__
+    return __init__
+
+
+def make_worker_loop_wrapper(orig, started, finished):
+    def _worker_loop(*args, **kwargs):
+        started(args, kwargs)
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            finished()
+    return _worker_loop
+
+
+def make_exit_wrapper(orig, before):
+    def _exit(*args, **kwargs):
+        before()
+        return orig(*args, **kwargs)
+    return _exit
+'''
+
+_W = {"CODE": [None] * 6}
+exec(compile(_WRAPPER_SRC, _WRAPPER_FILE, "exec"), _W)
+
+
+def _finish_wrapper(wrapper, orig):
+    """functools.update_wrapper without importing functools' callers' expectations away."""
+    for a in ("__module__", "__name__", "__qualname__", "__doc__"):
+        try:
+            setattr(wrapper, a, getattr(orig, a))
+        except Exception:
+            pass
+    try:
+        wrapper.__dict__.update(getattr(orig, "__dict__", {}))
+    except Exception:
+        pass
+    wrapper.__wrapped__ = orig
+    wrapper.__trainlint_wrapped__ = True
+    return wrapper
+
+
+# ------------------------------------------------------------------------------------------------
+# the plan: callee -> {real path: {line: (site ids)}}
+
+_plan_sites = {}  # callee -> {realpath: {line: tuple(ids)}}
+_file_tables = {}  # callee -> {co_filename: {line: ids} or None} (the wrappers' cache)
+
+
+def _realpath(fn):
+    if not fn or fn.startswith("<"):
+        return None
+    try:
+        if not os.path.isabs(fn):
+            fn = os.path.join(_S.cwd or os.getcwd(), fn)
+        return os.path.realpath(fn)
+    except Exception:
+        return None
+
+
+def _call_spans(path, wanted):
+    """{(line, col): end_line} for the plan sites of `path`, from the file's own syntax tree.
+
+    `wanted` holds 1-based (line, col-in-code-points). A call written over several lines is
+    matched on any of its lines: the line CPython reports for a running call is not always its
+    first one (a method call on a continuation line reports the attribute's line)."""
+    spans = {}
+    try:
+        import ast
+
+        with open(path, "rb") as fh:
+            src = fh.read()
+        tree = ast.parse(src, path)
+        text_lines = src.decode("utf-8", "replace").splitlines()
+        by_pos = {}
+        by_line = {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                end = getattr(node, "end_lineno", None) or node.lineno
+                key = (node.lineno, node.col_offset)
+                by_pos[key] = max(by_pos.get(key, end), end)
+                by_line[node.lineno] = max(by_line.get(node.lineno, node.lineno), end)
+        for line, col in wanted:
+            byte_col = None
+            if 1 <= line <= len(text_lines) and col >= 1:
+                byte_col = len(text_lines[line - 1][: col - 1].encode("utf-8"))
+            end = by_pos.get((line, byte_col))
+            if end is None:
+                end = by_line.get(line)
+            if end is not None:
+                spans[(line, col)] = end
+    except Exception:
+        pass
+    return spans
+
+
+def _load_plan(path):
+    import json
+
+    with open(path, "r", encoding="utf-8") as fh:
+        plan = json.load(fh)
+    if not isinstance(plan, dict) or plan.get("version") != 1:
+        _note("plan version %r is not 1: probes may not match" % (plan.get("version") if isinstance(plan, dict) else None))
+    sites = plan.get("sites") or [] if isinstance(plan, dict) else []
+    by_file = {}
+    for s in sites:
+        try:
+            callee = s.get("callee")
+            if not callee or s.get("probe") in ("none",):
+                continue
+            rp = _realpath(s["path"])
+            if rp is None:
+                continue
+            by_file.setdefault(rp, []).append((int(s["line"]), int(s.get("col") or 1), int(s["id"]), callee))
+        except Exception:
+            continue
+    for rp, entries in by_file.items():
+        spans = _call_spans(rp, [(line, col) for line, col, _, _ in entries])
+        exact = {}
+        extra = {}
+        for line, col, sid, callee in entries:
+            exact.setdefault(callee, {}).setdefault(line, []).append(sid)
+            end = spans.get((line, col))
+            if end is None:
+                end = line + 3  # no syntax tree: accept the next lines too
+            for ln in range(line + 1, end + 1):
+                extra.setdefault(callee, {}).setdefault(ln, []).append(sid)
+        for callee, lines in exact.items():
+            table = _plan_sites.setdefault(callee, {}).setdefault(rp, {})
+            for ln, ids in lines.items():
+                table[ln] = tuple(ids)
+        for callee, lines in extra.items():
+            table = _plan_sites.setdefault(callee, {}).setdefault(rp, {})
+            for ln, ids in lines.items():
+                if ln not in table:  # an exact site on that line wins
+                    table[ln] = tuple(ids)
+    ms = plan.get("max_steps") if isinstance(plan, dict) else None
+    return ms if isinstance(ms, int) else 0
+
+
+def _file_resolver(callee):
+    by_real = _plan_sites.get(callee, {})
+    cache = _file_tables.setdefault(callee, {})
+
+    def resolve_file(co_filename):
+        table = by_real.get(_realpath(co_filename)) if by_real else None
+        cache[co_filename] = table
+        return table
+
+    return cache, resolve_file
+
+
+# ------------------------------------------------------------------------------------------------
+# post-import hooks
+
+
+_hooks = {}  # module name -> [callable(module)]
+_pending = set()  # modules being loaded under our watch
+
+
+def _when_imported(name, fn):
+    mod = sys.modules.get(name)
+    if mod is not None and name not in _pending:
+        _run_hook(fn, mod, name)
+        return
+    _hooks.setdefault(name, []).append(fn)
+
+
+def _run_hook(fn, mod, name):
+    try:
+        fn(mod)
+    except Exception as e:  # a probe that cannot be installed is a note, never an error
+        _note("probe on %s not installed: %s: %s" % (name, type(e).__name__, e))
+
+
+def _fire(name):
+    mod = sys.modules.get(name)
+    fns = _hooks.pop(name, None)
+    if mod is None or not fns:
+        if fns:
+            _hooks[name] = fns
+        return
+    for fn in fns:
+        _run_hook(fn, mod, name)
+
+
+class _PostImportFinder(object):
+    """Finds nothing itself: for a watched module it asks the finders behind it for the spec and
+    wraps that spec's loader instance so the hooks run right after the module's code."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in _hooks or name in _pending:
+            return None
+        _pending.add(name)
+        try:
+            spec = None
+            for finder in sys.meta_path:
+                if finder is self:
+                    continue
+                fs = getattr(finder, "find_spec", None)
+                if fs is None:
+                    continue
+                spec = fs(name, path, target) if target is not None else fs(name, path)
+                if spec is not None:
+                    break
+        finally:
+            _pending.discard(name)
+        loader = getattr(spec, "loader", None) if spec is not None else None
+        if loader is None or isinstance(loader, type) or not hasattr(loader, "exec_module"):
+            return spec
+        try:
+            orig_exec = loader.exec_module
+            had_attr = "exec_module" in getattr(loader, "__dict__", {})
+
+            def exec_module(module):
+                _pending.add(name)
+                try:
+                    orig_exec(module)
+                finally:
+                    _pending.discard(name)
+                    try:
+                        if had_attr:
+                            loader.exec_module = orig_exec
+                        else:
+                            del loader.exec_module
+                    except Exception:
+                        pass
+                _fire(name)
+
+            loader.exec_module = exec_module
+        except Exception:
+            pass
+        return spec
+
+    def invalidate_caches(self):
+        pass
+
+
+# ------------------------------------------------------------------------------------------------
+# site timers
+
+_METHOD_OWNERS = {
+    # `.method` callees (receiver type unknown to the static pass): the classes that have them.
+    "save": [("PIL.Image", "Image")],
+    "savefig": [("matplotlib.figure", "Figure")],
+    "save_pretrained": [("transformers.modeling_utils", "PreTrainedModel")],
+    "save_state": [("accelerate.accelerator", "Accelerator")],
+    "save_model": [("accelerate.accelerator", "Accelerator")],
+    "save_checkpoint": [("lightning.pytorch.trainer.trainer", "Trainer"), ("pytorch_lightning.trainer.trainer", "Trainer")],
+    "add_scalar": [("torch.utils.tensorboard.writer", "SummaryWriter")],
+    "add_scalars": [("torch.utils.tensorboard.writer", "SummaryWriter")],
+    "add_image": [("torch.utils.tensorboard.writer", "SummaryWriter")],
+    "add_images": [("torch.utils.tensorboard.writer", "SummaryWriter")],
+    "add_histogram": [("torch.utils.tensorboard.writer", "SummaryWriter")],
+    "add_figure": [("torch.utils.tensorboard.writer", "SummaryWriter")],
+    "add_text": [("torch.utils.tensorboard.writer", "SummaryWriter")],
+}
+for _m in ("debug", "info", "warning", "warn", "error", "exception", "critical", "log"):
+    _METHOD_OWNERS[_m] = [("logging", "Logger")]
+del _m
+
+# A builtin called on a tensor runs the tensor's dunder: time that, never replace the builtin type.
+_BUILTIN_TENSOR_DUNDER = {"builtins.float": "__float__", "builtins.int": "__int__", "builtins.bool": "__bool__"}
+
+
+def _patch_attr(owner, attr, make, what):
+    """Replaces owner.attr by make(original), keeping staticmethod/classmethod kinds."""
+    raw = None
+    if isinstance(owner, type):
+        for klass in owner.__mro__:
+            if attr in klass.__dict__:
+                raw = klass.__dict__[attr]
+                break
+    current = getattr(owner, attr)
+    if getattr(current, "__trainlint_wrapped__", False) or getattr(raw, "__trainlint_wrapped__", False):
+        return False
+    if isinstance(raw, staticmethod):
+        new = staticmethod(_finish_wrapper(make(raw.__func__), raw.__func__))
+    elif isinstance(raw, classmethod):
+        _note("%s is a classmethod: not timed" % what)
+        return False
+    elif isinstance(owner, type) and raw is not None:
+        new = _finish_wrapper(make(raw), raw)
+    else:
+        new = _finish_wrapper(make(current), current)
+    setattr(owner, attr, new)
+    return True
+
+
+def _site_maker(callee):
+    files, resolve_file = _file_resolver(callee)
+
+    def make(orig):
+        return _W["make_site_wrapper"](orig, files, resolve_file, _emit_site, _mono, _getframe)
+
+    return make
+
+
+def _install_site(callee):
+    if callee == "gc.collect":
+        return  # done by _install_gc, which always wraps gc.collect
+    if callee.startswith("."):
+        method = callee[1:]
+        owners = list(_METHOD_OWNERS.get(method, []))
+        owners.append(("torch._tensor", "Tensor"))  # patched only if Tensor has the method
+        for mod, cls in owners:
+            _when_imported(mod, _class_method_patcher(cls, method, callee, optional=(mod == "torch._tensor")))
+        return
+    if callee in _BUILTIN_TENSOR_DUNDER:
+        _when_imported("torch._tensor", _class_method_patcher("Tensor", _BUILTIN_TENSOR_DUNDER[callee], callee, optional=False))
+        return
+    parts = callee.split(".")
+    if len(parts) < 2:
+        _note("callee %r: not a qualified name, not timed" % callee)
+        return
+    state = {"done": False}
+    for i in range(len(parts) - 1, 0, -1):
+        _when_imported(".".join(parts[:i]), _qualified_patcher(callee, parts[i:], state))
+
+
+def _class_method_patcher(cls_name, method, callee, optional):
+    def hook(mod):
+        cls = getattr(mod, cls_name, None)
+        if cls is None or not hasattr(cls, method):
+            if not optional:
+                _note("%s.%s not found for callee %s" % (mod.__name__, cls_name, callee))
+            return
+        _patch_attr(cls, method, _site_maker(callee), callee)
+
+    return hook
+
+
+def _qualified_patcher(callee, attrs, state):
+    def hook(mod):
+        if state["done"]:
+            return
+        owner = mod
+        for a in attrs[:-1]:
+            owner = getattr(owner, a, None)
+            if owner is None:
+                return  # maybe a later, deeper module import resolves it
+        last = attrs[-1]
+        target = getattr(owner, last, None)
+        if target is None:
+            return
+        state["done"] = True
+        if isinstance(target, type):
+            # A class at the site (DataLoader(...), an optimizer, a model): time its __init__; the
+            # caller of __init__ is the site's frame because type.__call__ is C code.
+            if target.__module__ == "builtins":
+                _note("callee %s is a builtin type: not timed" % callee)
+                return
+            if target.__init__ is object.__init__:
+                _note("callee %s has no __init__ of its own: not timed" % callee)
+                return
+            _patch_attr(target, "__init__", _site_maker(callee), callee)
+            return
+        if not callable(target):
+            _note("callee %s is not callable: not timed" % callee)
+            return
+        _patch_attr(owner, last, _site_maker(callee), callee)
+
+    return hook
+
+
+# ------------------------------------------------------------------------------------------------
+# GC
+
+
+def _gc_callback(phase, info):
+    if phase == "start":
+        _S.gc_t0 = _mono()
+        return
+    t0 = _S.gc_t0
+    _S.gc_t0 = 0
+    if _S.explicit_gc or not _S.gc_enabled or not t0:
+        return
+    try:
+        _emit('{"t":"gc","start":%d,"end":%d,"gen":%d}\n' % (t0, _mono(), int(info.get("generation", -1))))
+    except Exception:
+        pass
+
+
+def _install_gc():
+    files = resolve_file = None
+    if "gc.collect" in _plan_sites:
+        files, resolve_file = _file_resolver("gc.collect")
+    orig = gc.collect
+    if not getattr(orig, "__trainlint_wrapped__", False):
+        w = _W["make_gc_collect_wrapper"](orig, _S, files, resolve_file, _emit_site, _mono, _getframe)
+        gc.collect = _finish_wrapper(w, orig)
+    gc.callbacks.append(_gc_callback)
+
+
+# ------------------------------------------------------------------------------------------------
+# steps
+
+
+def _on_step():
+    _S.steps += 1
+    n = _S.steps
+    now = _mono()
+    try:
+        _emit('{"t":"step","n":%d,"end":%d}\n' % (n, now), urgent=True)
+        if _S.shim is not None and now - _S.shim_last_flush > 2000000000:
+            _S.shim_last_flush = now
+            _S.shim.tl_shim_flush()
+    except Exception:
+        pass
+    if _S.max_steps > 0 and n >= _S.max_steps and not _S.worker_flag and not _S.ended:
+        _end("max-steps")
+        raise SystemExit(0)
+
+
+def _wrap_step_on(cls):
+    if "step" not in cls.__dict__:
+        return
+    raw = cls.__dict__["step"]
+    if getattr(raw, "__trainlint_wrapped__", False) or not callable(raw):
+        return
+    setattr(cls, "step", _finish_wrapper(_W["make_step_wrapper"](raw, _S, _on_step), raw))
+
+
+def _after_optimizer_init(opt):
+    try:
+        # torch wraps type(self).step for its profiler in Optimizer.__init__; wrap the class that
+        # defines the step this instance runs (once per class).
+        for klass in type(opt).__mro__:
+            if "step" in klass.__dict__:
+                _wrap_step_on(klass)
+                break
+    except Exception:
+        pass
+
+
+def _hook_optimizer(mod):
+    opt = getattr(mod, "Optimizer", None)
+    if opt is None:
+        return
+    _patch_attr(opt, "__init__", lambda orig: _W["make_after_init_wrapper"](orig, _after_optimizer_init), "Optimizer.__init__")
+
+
+def _hook_grad_scaler(mod):
+    gs = getattr(mod, "GradScaler", None)
+    if gs is not None:
+        _wrap_step_on(gs)
+
+
+# ------------------------------------------------------------------------------------------------
+# data loading
+
+
+def _hook_dataloader(mod):
+    it = getattr(mod, "_BaseDataLoaderIter", None)
+    if it is not None and "__next__" in it.__dict__:
+        _patch_attr(it, "__next__", lambda orig: _W["make_next_wrapper"](orig, _S, _emit_wait, _mono), "DataLoader __next__")
+    dl = getattr(mod, "DataLoader", None)
+    if dl is not None and "__iter__" in dl.__dict__:
+        _patch_attr(dl, "__iter__", lambda orig: _W["make_iter_wrapper"](orig, _emit_iter, _mono), "DataLoader.__iter__")
+
+
+def _hook_worker(mod):
+    orig = getattr(mod, "_worker_loop", None)
+    if orig is None or getattr(orig, "__trainlint_wrapped__", False):
+        return
+    wid_index = None
+    try:
+        names = orig.__code__.co_varnames[: orig.__code__.co_argcount]
+        wid_index = list(names).index("worker_id")
+    except Exception:
+        pass
+
+    def started(args, kwargs):
+        try:
+            _S.worker_flag = True
+            wid = kwargs.get("worker_id")
+            if wid is None and wid_index is not None and len(args) > wid_index:
+                wid = args[wid_index]
+            _S.worker_id = wid
+            _S.immediate = True
+            if _S.proc_written:
+                return
+            _write_proc()
+            _flush()
+        except Exception:
+            pass
+
+    def finished():
+        try:
+            _end("exit")
+        except Exception:
+            pass
+
+    mod._worker_loop = _finish_wrapper(_W["make_worker_loop_wrapper"](orig, started, finished), orig)
+
+
+# ------------------------------------------------------------------------------------------------
+# exit paths and fork
+
+
+def _atexit():
+    # An uncaught exception has been printed by now and left in sys.last_type; KeyboardInterrupt
+    # is how SIGINT ends a Python program.
+    exc = getattr(sys, "last_type", None)
+    name = getattr(exc, "__name__", None) if isinstance(exc, type) else None
+    _end("signal" if name == "KeyboardInterrupt" else "exit", name)
+
+
+def _on_sigterm(signum, frame):
+    prev = _S.prev_sigterm
+    if callable(prev):
+        # The program has its own handler: it decides whether this ends the run.
+        _S.signal_seen = True
+        try:
+            _note("SIGTERM received")
+            _flush()
+        except Exception:
+            pass
+        return prev(signum, frame)
+    _end("signal")
+    signal.signal(signum, signal.SIG_DFL)
+    os.kill(os.getpid(), signum)
+
+
+def _before_exit():
+    try:
+        _end("exit" if _S.is_child else "os-exit")
+    except Exception:
+        pass
+
+
+def _before_fork():
+    try:
+        _flush()
+    except Exception:
+        pass
+
+
+def _after_fork_child():
+    try:
+        if _S.fd >= 0:
+            try:
+                os.close(_S.fd)  # the child's copy of the parent's descriptor
+            except OSError:
+                pass
+        _S.fd = -1
+        _S.buf = []
+        _S.pid = os.getpid()
+        _S.proc_written = False
+        _S.is_child = True
+        _S.origin = "fork"
+        _S.gc_enabled = False
+        _S.immediate = True
+        _S.worker_flag = False
+        _S.worker_id = None
+        _S.steps = 0
+        _S.step_depth = 0
+        _S.shim = None  # CUPTI does not follow fork(); the parent owns the shim
+        _S.gc_t0 = 0
+        _S.explicit_gc = 0
+        _S.signal_seen = False
+        # A child of a process that already ended (after max-steps) records nothing either.
+    except Exception:
+        pass
+
+
+def _install_exit_paths():
+    atexit.register(_atexit)
+    try:
+        prev = signal.getsignal(signal.SIGTERM)
+        if prev is not signal.SIG_IGN:
+            _S.prev_sigterm = prev
+            signal.signal(signal.SIGTERM, _on_sigterm)
+    except Exception:
+        pass  # not the main thread, or no signals here
+    orig = os._exit
+    if not getattr(orig, "__trainlint_wrapped__", False):
+        os._exit = _finish_wrapper(_W["make_exit_wrapper"](orig, _before_exit), orig)
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=_before_fork, after_in_child=_after_fork_child)
+
+
+# ------------------------------------------------------------------------------------------------
+# the shim (GPU side)
+
+
+def _find_env_cupti():
+    """libcupti from the program's Python environment (pip's nvidia-cuda-cupti), if any: the copy
+    torch itself will load, so the process never holds two different ones."""
+    for entry in sys.path:
+        base = os.path.join(entry or ".", "nvidia")
+        if not os.path.isdir(base):
+            continue
+        try:
+            subs = sorted(os.listdir(base))
+        except OSError:
+            continue
+        for sub in subs:
+            lib = os.path.join(base, sub, "lib")
+            try:
+                names = sorted(n for n in os.listdir(lib) if n.startswith("libcupti.so"))
+            except OSError:
+                continue
+            if names:
+                return os.path.join(lib, names[-1])
+    return None
+
+
+def _start_shim():
+    path = os.environ.get("TRAINLINT_SHIM")
+    if not path:
+        _gpu_status("unavailable", "TRAINLINT_SHIM is not set: host measurements only")
+        return
+    try:
+        import ctypes
+
+        lib = ctypes.CDLL(path)
+        lib.tl_shim_start.argtypes = [ctypes.c_char_p]
+        lib.tl_shim_start.restype = ctypes.c_int
+        lib.tl_shim_status.argtypes = []
+        lib.tl_shim_status.restype = ctypes.c_char_p
+        lib.tl_shim_flush.argtypes = []
+        lib.tl_shim_flush.restype = ctypes.c_int
+        lib.tl_shim_stop.argtypes = []
+        lib.tl_shim_stop.restype = None
+        lib.tl_shim_now_ns.argtypes = []
+        lib.tl_shim_now_ns.restype = ctypes.c_longlong
+    except Exception as e:
+        _gpu_status("unavailable", "cannot load the shim %s: %s" % (path, e))
+        return
+    hint = None
+    if not os.environ.get("TRAINLINT_CUPTI"):
+        hint = _find_env_cupti()
+        if hint:
+            os.environ["TRAINLINT_CUPTI"] = hint
+    try:
+        if not _open_records():
+            return
+        _write_proc()
+        _flush()  # our lines first: the shim appends to the same file
+        rc = lib.tl_shim_start(os.fsencode(_S.path))
+        status = (lib.tl_shim_status() or b"").decode("utf-8", "replace")
+    except Exception as e:
+        _gpu_status("unavailable", "tl_shim_start failed: %s" % e)
+        return
+    finally:
+        if hint:
+            os.environ.pop("TRAINLINT_CUPTI", None)
+    if status == "ok":
+        state, reason = "ok", ""
+    elif ": " in status:
+        state, reason = status.split(": ", 1)
+    else:
+        state, reason = "unavailable", status
+    if rc != 0 and state == "ok":
+        state, reason = "unavailable", "tl_shim_start returned %d" % rc
+    _gpu_status(state, reason)
+    _S.shim = lib
+    _S.shim_last_flush = _mono()
+
+
+# ------------------------------------------------------------------------------------------------
+# install
+
+
+def install():
+    """Installs the probes in this interpreter. Does nothing without TRAINLINT_RECORDS; never
+    raises and never prints."""
+    if _S.installed:
+        return
+    _S.installed = True
+    records = os.environ.get("TRAINLINT_RECORDS")
+    if not records:
+        return
+    try:
+        _S.records_dir = records
+        _S.pid = os.getpid()
+        _S.cwd = os.getcwd()
+        _S.last_flush = _mono()
+        argv = getattr(sys, "argv", None) or []
+        if "--multiprocessing-fork" in argv:
+            _S.origin = "spawn"  # a multiprocessing spawn/forkserver child (e.g. a DataLoader worker)
+        elif os.path.exists(os.path.join(records, "rec-%d.jsonl" % os.getppid())):
+            _S.origin = "subprocess"  # started by a recorded process (torchrun's ranks, helpers)
+        if _S.origin != "root":
+            _S.is_child = True
+            _S.immediate = True
+            _S.gc_enabled = _rank() is not None
+        if not _S.is_child:
+            _write_proc()
+            _flush()
+        max_steps = 0
+        plan = os.environ.get("TRAINLINT_PLAN")
+        if plan:
+            try:
+                max_steps = _load_plan(plan)
+            except Exception as e:
+                _note("cannot read the plan %s: %s: %s" % (plan, type(e).__name__, e))
+        else:
+            _note("TRAINLINT_PLAN is not set: no site probes")
+        env_max = os.environ.get("TRAINLINT_MAX_STEPS")
+        if env_max:
+            try:
+                max_steps = int(env_max)
+            except ValueError:
+                _note("TRAINLINT_MAX_STEPS=%r is not an integer: ignored" % env_max)
+        _S.max_steps = max_steps
+
+        sys.meta_path.insert(0, _PostImportFinder())
+        _install_exit_paths()
+        _install_gc()
+        for callee in sorted(_plan_sites):
+            _install_site(callee)
+        _when_imported("torch.optim.optimizer", _hook_optimizer)
+        _when_imported("torch.cuda.amp.grad_scaler", _hook_grad_scaler)
+        _when_imported("torch.amp.grad_scaler", _hook_grad_scaler)
+        _when_imported("torch.utils.data.dataloader", _hook_dataloader)
+        _when_imported("torch.utils.data._utils.worker", _hook_worker)
+        if not _S.is_child or _rank() is not None:
+            _start_shim()  # DataLoader workers (and other multiprocessing children) run no CUDA
+        _flush()
+    except Exception as e:
+        _note("bootstrap install failed part-way: %s: %s" % (type(e).__name__, e))
