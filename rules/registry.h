@@ -1,8 +1,11 @@
 // The rule registry: one explicit, sorted table of every code (rules/registry.cpp).
 // Reporters, `trainlint rules`, `explain`, SARIF and the LSP read rule metadata from here.
 #pragma once
+#include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <string_view>
 #include <vector>
 
@@ -13,16 +16,76 @@ namespace tl {
 
 struct RuleInfo;
 
+// Facts that rules derive from a whole module (scanning its calls or tree), memoised for the
+// run and shared between rule invocations and threads, so that program-level questions cost
+// one pass per module instead of one per (module x program member).
+class FactCache {
+ public:
+  explicit FactCache(size_t modules) : modules_(modules) {}
+  bool module_fact(const py::Module& m, const char* key, const std::function<bool()>& compute) {
+    Key k{m.index, key};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(k);
+      if (it != map_.end()) return it->second;
+    }
+    bool v = compute();
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.emplace(k, v);
+    return v;
+  }
+  // True when the fact holds for any module of any program `m` belongs to.
+  bool any_in_programs(const py::ProgramModel& model, const py::Module& m, const char* key,
+                       const std::function<bool(const py::Module&)>& compute) {
+    for (uint32_t pid : m.programs)
+      if (any_in_program(model.programs()[pid], key, compute)) return true;
+    return false;
+  }
+  bool any_in_program(const py::Program& p, const char* key, const std::function<bool(const py::Module&)>& compute) {
+    Key k{(1ull << 32) | p.id, key};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(k);
+      if (it != map_.end()) return it->second;
+    }
+    bool v = false;
+    for (const py::Module* mm : p.members)
+      if (module_fact(*mm, key, [&] { return compute(*mm); })) {
+        v = true;
+        break;
+      }
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.emplace(k, v);
+    return v;
+  }
+
+ private:
+  // (module index, or 2^32 | program id) and the fact's name (a string literal)
+  struct Key {
+    uint64_t id;
+    std::string_view name;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const { return std::hash<uint64_t>{}(k.id) * 31 + std::hash<std::string_view>{}(k.name); }
+  };
+  size_t modules_;
+  std::mutex mu_;
+  std::unordered_map<Key, bool, KeyHash> map_;
+};
+
 // What a rule sees: the model, the module being checked, and a way to report.
 class RuleContext {
  public:
-  RuleContext(const py::ProgramModel& model, const py::Module& mod, const RuleInfo& rule, std::vector<Finding>& out)
-      : model(model), mod(mod), tree(mod.tree), rule(rule), out_(out) {}
+  RuleContext(const py::ProgramModel& model, const py::Module& mod, const RuleInfo& rule, std::vector<Finding>& out,
+              FactCache& facts)
+      : model(model), mod(mod), tree(mod.tree), rule(rule), facts(facts), out_(out) {}
 
   const py::ProgramModel& model;
   const py::Module& mod;
   const py::Tree& tree;
   const RuleInfo& rule;
+  FactCache& facts;
 
   void report(py::NodeId node, std::string message, std::vector<Note> notes = {});
   // Program-level rules report at an anchor that may lie in another module of the program.

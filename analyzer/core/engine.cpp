@@ -238,12 +238,13 @@ LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const Li
   for (auto& r : registry())
     if (r.check && rule_enabled(opts, r.code, r.slug)) rules.push_back(&r);
   std::vector<std::vector<Finding>> per_module(mods.size());
+  FactCache facts(mods.size());
   auto rules_start = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   auto work = [&] {
     for (size_t i; (i = next.fetch_add(1)) < mods.size();) {
       for (auto* r : rules) {
-        RuleContext ctx(*model, *mods[i], *r, per_module[i]);
+        RuleContext ctx(*model, *mods[i], *r, per_module[i], facts);
         r->check(ctx);
       }
       auto& v = per_module[i];

@@ -23,10 +23,11 @@ bool handles_sync(std::string_view text) {
 }  // namespace
 
 void check_ddp_accumulation_without_no_sync(RuleContext& ctx) {
-  bool ddp = false;
-  for (uint32_t id : ctx.mod.programs)
-    if (any_call(ctx.model.programs()[id], [](const py::Module&, const py::Call& c) { return is_ddp_ctor(c.qname); }))
-      ddp = true;
+  bool ddp = ctx.facts.any_in_programs(ctx.model, ctx.mod, "calls-ddp", [](const py::Module& m) {
+    for (auto& c : m.calls)
+      if (is_ddp_ctor(c.qname)) return true;
+    return false;
+  });
   if (!ddp) return;
   const auto& t = ctx.tree;
   for (auto& L : ctx.mod.loops) {

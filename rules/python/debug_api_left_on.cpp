@@ -6,17 +6,14 @@
 namespace tl::rules {
 
 void check_debug_api_left_on(RuleContext& ctx) {
-  // a training program: one with a training step loop (RULES.md "Program")
-  bool training = false;
-  for (uint32_t id : ctx.mod.programs)
-    for (const py::Module* m : ctx.model.programs()[id].members)
-      for (auto& L : m->loops)
-        if (L.kind == py::LoopKind::TrainStep) training = true;
-  if (!training)
-    for (uint32_t id : ctx.mod.programs)
-      for (const py::Module* m : ctx.model.programs()[id].members)
-        for (auto& f : m->functions)
-          if (f->is_step_hook) training = true;
+  // a training program: one with a training step loop or a framework step hook (RULES.md)
+  bool training = ctx.facts.any_in_programs(ctx.model, ctx.mod, "trains", [](const py::Module& m) {
+    for (auto& L : m.loops)
+      if (L.kind == py::LoopKind::TrainStep) return true;
+    for (auto& f : m.functions)
+      if (f->is_step_hook) return true;
+    return false;
+  });
   for (auto& c : ctx.mod.calls) {
     std::string_view q = c.qname;
     if (q == "torch.autograd.set_detect_anomaly" || q == "torch.autograd.anomaly_mode.set_detect_anomaly") {

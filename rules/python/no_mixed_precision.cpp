@@ -33,9 +33,8 @@ bool mentions_low_precision(const py::Module& m) {
 void check_no_mixed_precision(RuleContext& ctx) {
   for (const py::Program* p : programs_entered_at(ctx.model, ctx.mod)) {
     if (!p->uses_accelerator) continue;
-    bool mixed = false;
-    for (const py::Module* m : p->members)
-      if (mentions_low_precision(*m)) mixed = true;
+    bool mixed = ctx.facts.any_in_program(*p, "mentions-low-precision",
+                                          [](const py::Module& m) { return mentions_low_precision(m); });
     // framework precision switches: Trainer(precision=16), Accelerator(mixed_precision=...), fp16=True
     if (!mixed)
       mixed = any_call(*p, [&](const py::Module& m, const py::Call& c) {
