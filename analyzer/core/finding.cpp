@@ -34,7 +34,7 @@ void sort_and_dedupe(std::vector<Finding>& f) {
           f.end());
 }
 
-static uint64_t fnv1a(std::string_view s, uint64_t h = 1469598103934665603ull) {
+static uint64_t fnv1a(std::string_view s, uint64_t h = 14695981039346656037ull) {
   for (unsigned char c : s) {
     h ^= c;
     h *= 1099511628211ull;
