@@ -150,10 +150,10 @@ std::pair<int, int> locate(const std::string& text, const std::string& needle) {
 }
 
 json site(int id, const std::string& code, const fs::path& script, const std::string& text, const std::string& needle,
-          const std::string& callee) {
+          const json& callee, const std::string& probe = "site") {
   auto [line, col] = locate(text, needle);
   return {{"id", id}, {"code", code}, {"path", script.string()}, {"line", line}, {"col", col},
-          {"probe", "site"}, {"callee", callee}};
+          {"probe", probe}, {"callee", callee}};
 }
 
 }  // namespace
@@ -286,7 +286,14 @@ TEST(ShimBootstrap, TrainingLoopIsTransparentAndMeasured) {
                  site(1, "TL103", script, text, "torch.save(", "torch.save"),
                  site(2, "TL204", script, text, "Image.open(", "PIL.Image.open"),
                  site(3, "TL105", script, text, "loss.item()", ".item"),
-                 site(4, "TL106", script, text, "print(\"step", "builtins.print")}}};
+                 site(4, "TL106", script, text, "print(\"step", "builtins.print"),
+                 // Loader probes: the DataLoader built there names its waits and its iter().
+                 site(5, "TL201", script, text, "DataLoader(Pngs", "torch.utils.data.DataLoader", "data-wait"),
+                 site(6, "TL203", script, text, "DataLoader(Pngs", "torch.utils.data.DataLoader", "worker-start"),
+                 // A call the static pass could not name (TL304's model(x)): a Module call.
+                 site(7, "TL304", script, text, "model(x)", nullptr),
+                 // No probe: nothing is wrapped for it.
+                 site(8, "TL503", script, text, "opt.zero_grad()", ".zero_grad", "none")}}};
   write_file(t.path / "plan.json", plan.dump());
 
   auto boot_run = [&](const std::string& name, const std::string& max_steps) {
@@ -347,6 +354,8 @@ TEST(ShimBootstrap, TrainingLoopIsTransparentAndMeasured) {
   EXPECT_EQ(sites_of(main_lines, 3).size(), 3u);
   EXPECT_EQ(sites_of(main_lines, 4).size(), 3u);
   EXPECT_TRUE(sites_of(main_lines, 2).empty()) << "Image.open runs in the workers only";
+  EXPECT_EQ(sites_of(main_lines, 7).size(), 3u) << "model(x) timed as a Module call";
+  for (int id : {5, 6, 8}) EXPECT_TRUE(sites_of(main_lines, id).empty()) << "site " << id << " is not a timed probe";
 
   auto steps = of_type(main_lines, "step");
   ASSERT_EQ(steps.size(), 3u);
@@ -359,8 +368,14 @@ TEST(ShimBootstrap, TrainingLoopIsTransparentAndMeasured) {
 
   auto waits = of_type(main_lines, "wait");
   EXPECT_GE(waits.size(), 3u);
-  for (auto& w : waits) EXPECT_GE(w.value("end", 0LL), w.value("start", 0LL));
-  EXPECT_EQ(of_type(main_lines, "iter").size(), 1u);
+  for (auto& w : waits) {
+    EXPECT_GE(w.value("end", 0LL), w.value("start", 0LL));
+    EXPECT_EQ(w.value("id", -1), 5) << "the wait names the DataLoader's plan site";
+  }
+  auto iters = of_type(main_lines, "iter");
+  ASSERT_EQ(iters.size(), 1u);
+  EXPECT_EQ(iters[0].value("id", -1), 5);
+  EXPECT_GT(iters[0].value("end", 0LL), iters[0].value("start", 0LL));
   auto status = of_type(main_lines, "gpu_status");
   ASSERT_EQ(status.size(), 1u);
   EXPECT_TRUE(std::regex_match(status[0].value("state", ""), std::regex("ok|no-driver|no-gpu|busy|unavailable")));

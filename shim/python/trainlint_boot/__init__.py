@@ -70,6 +70,7 @@ class _State(object):
     shim_last_flush = 0
     cwd = None
     prev_sigterm = None
+    want_data_parallel = False
 
 
 _S = _State()
@@ -191,16 +192,22 @@ def _emit_site(ids, t0, t1):
         pass
 
 
-def _emit_wait(t0, t1):
+def _emit_wait(t0, t1, ids):
     try:
-        _emit('{"t":"wait","start":%d,"end":%d}\n' % (t0, t1))
+        if ids:
+            _emit('{"t":"wait","start":%d,"end":%d,"id":%d}\n' % (t0, t1, ids[0]))
+        else:
+            _emit('{"t":"wait","start":%d,"end":%d}\n' % (t0, t1))
     except Exception:
         pass
 
 
-def _emit_iter(t0, t1):
+def _emit_iter(t0, t1, ids):
     try:
-        _emit('{"t":"iter","start":%d,"end":%d}\n' % (t0, t1))
+        if ids:
+            _emit('{"t":"iter","start":%d,"end":%d,"id":%d}\n' % (t0, t1, ids[0]))
+        else:
+            _emit('{"t":"iter","start":%d,"end":%d}\n' % (t0, t1))
     except Exception:
         pass
 
@@ -250,7 +257,9 @@ _WRAPPER_SRC = r'''
 # Every wrapper drops its own entry from the traceback of an exception that passes through it
 # (CPython 3.11+ re-raises with exc.__traceback__; older versions keep one extra frame line).
 
-def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe):
+def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe, tag):
+    # files: {co_filename: {line: (timed ids, tag ids)} or None}. Timed ids get a `site` record;
+    # tag ids mark the object built there (args[0] of an __init__: a DataLoader, a DataParallel).
     def wrapper(*args, **kwargs):
         try:
             f = getframe(1)
@@ -260,14 +269,19 @@ def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe):
             except KeyError:
                 lines = resolve_file(fn)
             if lines is not None:
-                ids = lines.get(f.f_lineno)
-                if ids is not None:
+                entry = lines.get(f.f_lineno)
+                if entry is not None:
                     f = None
+                    ids, tags = entry
                     t0 = mono()
                     try:
-                        return orig(*args, **kwargs)
+                        result = orig(*args, **kwargs)
                     finally:
-                        emit_site(ids, t0, mono())
+                        if ids:
+                            emit_site(ids, t0, mono())
+                    if tags and args:
+                        tag(args[0], tags)
+                    return result
             f = None
             return orig(*args, **kwargs)
         except BaseException as e:
@@ -291,7 +305,9 @@ def make_gc_collect_wrapper(orig, S, files, resolve_file, emit_site, mono, getfr
                 except KeyError:
                     lines = resolve_file(fn)
                 if lines is not None:
-                    ids = lines.get(f.f_lineno)
+                    entry = lines.get(f.f_lineno)
+                    if entry is not None:
+                        ids = entry[0]
                 f = None
             S.explicit_gc += 1
             t0 = mono()
@@ -300,7 +316,7 @@ def make_gc_collect_wrapper(orig, S, files, resolve_file, emit_site, mono, getfr
             finally:
                 t1 = mono()
                 S.explicit_gc -= 1
-                if ids is not None:
+                if ids:
                     emit_site(ids, t0, t1)
         except BaseException as e:
             tb = e.__traceback__
@@ -332,7 +348,7 @@ def make_step_wrapper(orig, S, on_step):
     return step
 
 
-def make_next_wrapper(orig, S, emit_wait, mono):
+def make_next_wrapper(orig, S, emit_wait, mono, tags_get):
     def __next__(self):
         try:
             if S.worker_flag:
@@ -341,7 +357,7 @@ def make_next_wrapper(orig, S, emit_wait, mono):
             try:
                 return orig(self)
             finally:
-                emit_wait(t0, mono())
+                emit_wait(t0, mono(), tags_get(self))
         except BaseException as e:
             tb = e.__traceback__
             if tb is not None and tb.tb_frame.f_code is CODE[3]:
@@ -351,14 +367,18 @@ def make_next_wrapper(orig, S, emit_wait, mono):
     return __next__
 
 
-def make_iter_wrapper(orig, emit_iter, mono):
+def make_iter_wrapper(orig, emit_iter, mono, tags_get, tag):
     def __iter__(self):
         try:
+            ids = tags_get(self)
             t0 = mono()
             try:
-                return orig(self)
+                it = orig(self)
             finally:
-                emit_iter(t0, mono())
+                emit_iter(t0, mono(), ids)
+            if ids:
+                tag(it, ids)  # the iterator's waits belong to this loader
+            return it
         except BaseException as e:
             tb = e.__traceback__
             if tb is not None and tb.tb_frame.f_code is CODE[4]:
@@ -382,6 +402,27 @@ def make_after_init_wrapper(orig, after):
     return __init__
 
 
+def make_tagged_method_wrapper(orig, tags_get, emit_site, mono):
+    # Times a method of an object built at a tagged plan site (DataParallel.replicate & co).
+    def method(self, *args, **kwargs):
+        try:
+            ids = tags_get(self)
+            if not ids:
+                return orig(self, *args, **kwargs)
+            t0 = mono()
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                emit_site(ids, t0, mono())
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[6]:
+                e.__traceback__ = tb.tb_next
+            raise
+    CODE[6] = method.__code__
+    return method
+
+
 def make_worker_loop_wrapper(orig, started, finished):
     def _worker_loop(*args, **kwargs):
         started(args, kwargs)
@@ -399,7 +440,7 @@ def make_exit_wrapper(orig, before):
     return _exit
 '''
 
-_W = {"CODE": [None] * 6}
+_W = {"CODE": [None] * 7}
 exec(compile(_WRAPPER_SRC, _WRAPPER_FILE, "exec"), _W)
 
 
@@ -422,8 +463,14 @@ def _finish_wrapper(wrapper, orig):
 # ------------------------------------------------------------------------------------------------
 # the plan: callee -> {real path: {line: (site ids)}}
 
-_plan_sites = {}  # callee -> {realpath: {line: tuple(ids)}}
-_file_tables = {}  # callee -> {co_filename: {line: ids} or None} (the wrappers' cache)
+_plan_sites = {}  # callee -> {realpath: {line: (timed ids, tag ids)}}
+_file_tables = {}  # callee -> {co_filename: {line: entry} or None} (the wrappers' cache)
+
+# Which probes time the flagged call itself, and which only mark the object it builds so that
+# later records can name it (wait/iter of a DataLoader, DataParallel's replicate/scatter/...).
+_TIMED_PROBES = ("site", "site+memcpy")
+_TAG_PROBES = ("data-wait", "data-wait+memcpy", "worker-start", "data-parallel")
+_MODULE_CALL = "torch.nn.modules.module.Module.__call__"
 
 
 def _realpath(fn):
@@ -473,48 +520,93 @@ def _call_spans(path, wanted):
     return spans
 
 
+def _plan_callee(s):
+    """The callable to wrap for a plan site, or None."""
+    callee = s.get("callee")
+    probe = s.get("probe")
+    if probe not in _TIMED_PROBES and probe not in _TAG_PROBES:
+        return None  # none, gc (gc.callbacks), gpu-used (the shim), unknown
+    if not callee:
+        if probe in _TIMED_PROBES:
+            # A call the static pass could not name: in training code, a model's forward
+            # (TL304's `model(x)`), timed as a torch.nn.Module call made from that line.
+            return _MODULE_CALL
+        return None
+    return callee
+
+
 def _load_plan(path):
     import json
 
     with open(path, "r", encoding="utf-8") as fh:
         plan = json.load(fh)
-    if not isinstance(plan, dict) or plan.get("version") != 1:
-        _note("plan version %r is not 1: probes may not match" % (plan.get("version") if isinstance(plan, dict) else None))
-    sites = plan.get("sites") or [] if isinstance(plan, dict) else []
+    if not isinstance(plan, dict):
+        raise ValueError("the plan is not a JSON object")
+    if plan.get("version") != 1:
+        _note("plan version %r is not 1: probes may not match" % (plan.get("version"),))
     by_file = {}
-    for s in sites:
+    for s in plan.get("sites") or []:
         try:
-            callee = s.get("callee")
-            if not callee or s.get("probe") in ("none",):
+            callee = _plan_callee(s)
+            if callee is None:
                 continue
             rp = _realpath(s["path"])
             if rp is None:
                 continue
-            by_file.setdefault(rp, []).append((int(s["line"]), int(s.get("col") or 1), int(s["id"]), callee))
+            probe = s.get("probe")
+            timed = probe in _TIMED_PROBES
+            if probe == "data-parallel":
+                if callee.rsplit(".", 1)[-1][:1].islower():
+                    timed = True  # the functional torch.nn.parallel.data_parallel(): time the call
+                else:
+                    _S.want_data_parallel = True
+            by_file.setdefault(rp, []).append((int(s["line"]), int(s.get("col") or 1), int(s["id"]), callee, timed))
         except Exception:
             continue
     for rp, entries in by_file.items():
-        spans = _call_spans(rp, [(line, col) for line, col, _, _ in entries])
-        exact = {}
+        spans = _call_spans(rp, [(e[0], e[1]) for e in entries])
+        exact = {}  # (callee, line) -> ([timed ids], [tag ids])
         extra = {}
-        for line, col, sid, callee in entries:
-            exact.setdefault(callee, {}).setdefault(line, []).append(sid)
+        for line, col, sid, callee, timed in entries:
+            exact.setdefault((callee, line), ([], []))[0 if timed else 1].append(sid)
             end = spans.get((line, col))
             if end is None:
                 end = line + 3  # no syntax tree: accept the next lines too
             for ln in range(line + 1, end + 1):
-                extra.setdefault(callee, {}).setdefault(ln, []).append(sid)
-        for callee, lines in exact.items():
+                extra.setdefault((callee, ln), ([], []))[0 if timed else 1].append(sid)
+        for (callee, ln), (t, g) in exact.items():
+            _plan_sites.setdefault(callee, {}).setdefault(rp, {})[ln] = (tuple(t), tuple(g))
+        for (callee, ln), (t, g) in extra.items():
             table = _plan_sites.setdefault(callee, {}).setdefault(rp, {})
-            for ln, ids in lines.items():
-                table[ln] = tuple(ids)
-        for callee, lines in extra.items():
-            table = _plan_sites.setdefault(callee, {}).setdefault(rp, {})
-            for ln, ids in lines.items():
-                if ln not in table:  # an exact site on that line wins
-                    table[ln] = tuple(ids)
-    ms = plan.get("max_steps") if isinstance(plan, dict) else None
+            if ln not in table:  # an exact site on that line wins
+                table[ln] = (tuple(t), tuple(g))
+    ms = plan.get("max_steps")
     return ms if isinstance(ms, int) else 0
+
+
+# Objects built at a tagged plan site: object -> tag ids (weak: the program owns its objects).
+_tags = None
+
+
+def _tag(obj, ids):
+    global _tags
+    try:
+        if _tags is None:
+            import weakref
+
+            _tags = weakref.WeakKeyDictionary()
+        _tags[obj] = ids
+    except Exception:
+        pass  # not weak-referenceable or not hashable: its records go without an id
+
+
+def _tags_get(obj):
+    if _tags is None:
+        return None
+    try:
+        return _tags.get(obj)
+    except Exception:
+        return None
 
 
 def _file_resolver(callee):
@@ -670,7 +762,7 @@ def _site_maker(callee):
     files, resolve_file = _file_resolver(callee)
 
     def make(orig):
-        return _W["make_site_wrapper"](orig, files, resolve_file, _emit_site, _mono, _getframe)
+        return _W["make_site_wrapper"](orig, files, resolve_file, _emit_site, _mono, _getframe, _tag)
 
     return make
 
@@ -832,10 +924,24 @@ def _hook_grad_scaler(mod):
 def _hook_dataloader(mod):
     it = getattr(mod, "_BaseDataLoaderIter", None)
     if it is not None and "__next__" in it.__dict__:
-        _patch_attr(it, "__next__", lambda orig: _W["make_next_wrapper"](orig, _S, _emit_wait, _mono), "DataLoader __next__")
+        _patch_attr(
+            it, "__next__", lambda orig: _W["make_next_wrapper"](orig, _S, _emit_wait, _mono, _tags_get), "DataLoader __next__")
     dl = getattr(mod, "DataLoader", None)
     if dl is not None and "__iter__" in dl.__dict__:
-        _patch_attr(dl, "__iter__", lambda orig: _W["make_iter_wrapper"](orig, _emit_iter, _mono), "DataLoader.__iter__")
+        _patch_attr(
+            dl, "__iter__", lambda orig: _W["make_iter_wrapper"](orig, _emit_iter, _mono, _tags_get, _tag), "DataLoader.__iter__")
+
+
+def _hook_data_parallel(mod):
+    """TL301's probe: time spent in replicate/scatter/parallel_apply/gather of a DataParallel built
+    at a flagged site (on one GPU or none, DataParallel.forward calls none of them)."""
+    dp = getattr(mod, "DataParallel", None)
+    if dp is None:
+        return
+    for name in ("replicate", "scatter", "parallel_apply", "gather"):
+        if name in dp.__dict__:
+            _patch_attr(dp, name, lambda orig: _W["make_tagged_method_wrapper"](orig, _tags_get, _emit_site, _mono),
+                        "DataParallel." + name)
 
 
 def _hook_worker(mod):
@@ -1095,6 +1201,8 @@ def install():
         _when_imported("torch.amp.grad_scaler", _hook_grad_scaler)
         _when_imported("torch.utils.data.dataloader", _hook_dataloader)
         _when_imported("torch.utils.data._utils.worker", _hook_worker)
+        if _S.want_data_parallel:
+            _when_imported("torch.nn.parallel.data_parallel", _hook_data_parallel)
         if not _S.is_child or _rank() is not None:
             _start_shim()  # DataLoader workers (and other multiprocessing children) run no CUDA
         _flush()
