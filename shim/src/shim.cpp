@@ -609,7 +609,10 @@ void Shim::start_cupti() {
     }
     closedir(d);
   }
-  if (cvd && (std::strcmp(cvd, "") == 0 || std::strcmp(cvd, "-1") == 0)) {
+  if (!have_driver) {
+    // Only a CUPTI that is not the real one gets this far without a driver.
+    set_status("no-driver", "libcuda.so.1 cannot be loaded (" + driver_err + "); " + where);
+  } else if (cvd && (std::strcmp(cvd, "") == 0 || std::strcmp(cvd, "-1") == 0)) {
     set_status("no-gpu", std::string("CUDA_VISIBLE_DEVICES='") + cvd + "' hides every GPU; " + where);
   } else if (!gpu_node) {
     set_status("no-gpu", "no /dev/nvidia<N> device node (driver present, no GPU visible); " + where);
@@ -745,7 +748,8 @@ void Shim::process_buffer(uint8_t* buffer, size_t valid, CUcontext ctx, uint32_t
     }
   }
   sink_.write_lines(out);
-  if (records_written_ > 0 && status_.rfind("no-gpu", 0) == 0) status_ = "ok";  // the device check was wrong
+  // Activity records prove a working GPU, whatever the start-up checks guessed.
+  if (records_written_ > 0 && (status_.rfind("no-gpu", 0) == 0 || status_.rfind("no-driver", 0) == 0)) status_ = "ok";
   size_t dropped = 0;
   if (api_.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) dropped_ += dropped;
 }

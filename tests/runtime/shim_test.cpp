@@ -10,6 +10,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -499,5 +500,91 @@ TEST(ShimBootstrap, EveryExitPathLeavesAnEndRecord) {
     EXPECT_EQ(end.value("t", ""), "end");
     EXPECT_EQ(end.value("reason", ""), c.reason);
     EXPECT_EQ(end.value("exception", ""), c.exception);
+  }
+}
+
+// The CUPTI path without a GPU: the shim loads a stand-in libcupti (shim/test/fake_cupti.cpp,
+// built next to the shim) through TRAINLINT_CUPTI, as the bootstrap starts it in a real program.
+TEST(ShimCupti, ActivityRecordsReachTheRecordsOnTheHostClock) {
+  const fs::path fake = shim_path().parent_path() / "libtrainlint_fake_cupti.so";
+  if (!fs::exists(fake)) GTEST_SKIP() << fake << " not built (no CUPTI headers: host-only shim)";
+  ASSERT_TRUE(fs::exists(shim_path())) << shim_path();
+  TempDir t;
+  write_file(t.path / "prog.py", "import gc\ngc.collect()\nprint('ok')\n");
+  for (const std::string mode : {"ok", "offset", "busy", "unknown"}) {
+    SCOPED_TRACE(mode);
+    const fs::path records = t.path / ("records-" + mode);
+    fs::create_directories(records);
+    const int64_t before = mono_ns();
+    RunResult r = run_python(t.path, "prog.py",
+                             {{"PYTHONPATH", boot_dir().string()},
+                              {"TRAINLINT_RECORDS", records.string()},
+                              {"TRAINLINT_SHIM", shim_path().string()},
+                              {"TRAINLINT_CUPTI", fake.string()},
+                              {"FAKE_CUPTI_MODE", mode}});
+    const int64_t after = mono_ns();
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out, "ok\n");
+    EXPECT_EQ(r.err, "");
+    auto files = read_records(records);
+    ASSERT_EQ(files.size(), 1u);
+    auto& lines = files.begin()->second;
+    ASSERT_FALSE(lines.empty());
+    EXPECT_EQ(lines.front().value("t", ""), "proc");
+    EXPECT_EQ(lines.back().value("t", ""), "end");
+    auto status = of_type(lines, "gpu_status");
+    ASSERT_FALSE(status.empty());
+    const std::string last_state = status.back().value("state", "");
+    auto gpu = of_type(lines, "gpu");
+    if (mode == "busy" || mode == "unknown") {
+      EXPECT_EQ(status.size(), 1u);
+      EXPECT_EQ(last_state, mode == "busy" ? "busy" : "no-driver");
+      EXPECT_NE(status.back().value("reason", "").find(mode == "busy" ? "MULTIPLE_SUBSCRIBERS" : "CUPTI_ERROR_UNKNOWN"),
+                std::string::npos)
+          << status.back().dump();
+      EXPECT_TRUE(gpu.empty());
+      continue;
+    }
+    // Records came, so the last status is ok whatever the start-up checks said.
+    EXPECT_EQ(last_state, "ok") << status.back().dump();
+    std::map<std::string, int> kinds;
+    std::set<int64_t> kernel_streams;
+    std::set<std::string> src_kinds;
+    for (auto& g : gpu) {
+      const std::string kind = g.value("kind", "");
+      ++kinds[kind];
+      const int64_t s = g.value("start", 0LL), e = g.value("end", 0LL);
+      // CLOCK_MONOTONIC, inside the run: in "offset" mode CUPTI's clock was CLOCK_REALTIME.
+      EXPECT_GE(s, before) << g.dump();
+      EXPECT_LE(e, after) << g.dump();
+      EXPECT_GT(e, s) << g.dump();
+      if (kind == "kernel") {
+        kernel_streams.insert(g.value("stream", -1LL));
+        EXPECT_EQ(g.value("device", -1), 0);
+        EXPECT_EQ(g.value("name", ""), "void fake_kernel<float>(float*, int)");
+      }
+      if (kind == "memcpy") {
+        EXPECT_EQ(g.value("copy", ""), "HtoD");
+        EXPECT_EQ(g.value("bytes", 0), 4096);
+        src_kinds.insert(g.value("src_kind", ""));
+      }
+      if (kind == "memset") EXPECT_EQ(g.value("bytes", 0), 512);
+      if (kind == "sync") {
+        EXPECT_EQ(g.value("sync", ""), "stream");
+        EXPECT_EQ(g.value("device", -1), 0) << "the sync's device is learned from its context";
+      }
+    }
+    // One buffer per CUPTI flush (at exit: tl_shim_stop): two kernels, two copies, a memset, a sync.
+    EXPECT_GE(kinds["kernel"], 2);
+    EXPECT_EQ(kinds["kernel"] % 2, 0);
+    EXPECT_GE(kinds["memcpy"], 2);
+    EXPECT_GE(kinds["memset"], 1);
+    EXPECT_GE(kinds["sync"], 1);
+    EXPECT_EQ(kernel_streams, (std::set<int64_t>{7, 13}));
+    EXPECT_EQ(src_kinds, (std::set<std::string>{"pageable", "pinned"}));
+    bool incomplete_note = false;
+    for (auto& n : of_type(lines, "note"))
+      incomplete_note |= n.value("text", "").find("incomplete") != std::string::npos;
+    EXPECT_TRUE(incomplete_note) << "the record with no end time is skipped and said so";
   }
 }

@@ -68,6 +68,7 @@ class _State(object):
     gc_t0 = 0
     shim = None  # ctypes library, only in the process that started it
     shim_last_flush = 0
+    shim_status = None  # the status line written at start
     cwd = None
     prev_sigterm = None
     want_data_parallel = False
@@ -233,7 +234,13 @@ def _end(reason, exception=None):
     try:
         if _S.shim is not None and _S.pid == os.getpid():
             try:
+                _flush()  # host records first, then the shim's last GPU records
                 _S.shim.tl_shim_stop()
+                status = (_S.shim.tl_shim_status() or b"").decode("utf-8", "replace")
+                if status != _S.shim_status:
+                    # e.g. no-gpu at start, yet activity records came: the last gpu_status wins
+                    state, why = _split_status(status, 0)
+                    _gpu_status(state, why)
             except Exception:
                 pass
             _S.shim = None
@@ -1091,6 +1098,19 @@ def _find_env_cupti():
     return None
 
 
+def _split_status(status, rc):
+    """tl_shim_status()'s "ok" / "<state>: <reason>" as (state, reason)."""
+    if status == "ok":
+        state, reason = "ok", ""
+    elif ": " in status:
+        state, reason = status.split(": ", 1)
+    else:
+        state, reason = "unavailable", status or "the shim gave no status"
+    if rc != 0 and state == "ok":
+        state, reason = "unavailable", "tl_shim_start returned %d" % rc
+    return state, reason
+
+
 def _start_shim():
     path = os.environ.get("TRAINLINT_SHIM")
     if not path:
@@ -1131,15 +1151,9 @@ def _start_shim():
     finally:
         if hint:
             os.environ.pop("TRAINLINT_CUPTI", None)
-    if status == "ok":
-        state, reason = "ok", ""
-    elif ": " in status:
-        state, reason = status.split(": ", 1)
-    else:
-        state, reason = "unavailable", status
-    if rc != 0 and state == "ok":
-        state, reason = "unavailable", "tl_shim_start returned %d" % rc
+    state, reason = _split_status(status, rc)
     _gpu_status(state, reason)
+    _S.shim_status = status
     _S.shim = lib
     _S.shim_last_flush = _mono()
 
