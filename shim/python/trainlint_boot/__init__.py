@@ -916,6 +916,9 @@ def _hook_optimizer(mod):
     if opt is None:
         return
     _patch_attr(opt, "__init__", lambda orig: _W["make_after_init_wrapper"](orig, _after_optimizer_init), "Optimizer.__init__")
+    if "__setstate__" in opt.__dict__:  # an optimizer unpickled in a spawned process
+        _patch_attr(opt, "__setstate__", lambda orig: _W["make_after_init_wrapper"](orig, _after_optimizer_init),
+                    "Optimizer.__setstate__")
 
 
 def _hook_grad_scaler(mod):
