@@ -1,5 +1,8 @@
-// trainlint command line: `trainlint [PATH...]`, `trainlint rules`, `trainlint explain CODE`.
-// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error.
+// trainlint command line: `trainlint [PATH...]`, `trainlint rules`, `trainlint explain CODE`,
+// `trainlint run [OPTIONS] -- PROGRAM ARGS...`.
+// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error; `run` returns the
+// program's own exit code (2 only when trainlint cannot run it).
+#include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -8,6 +11,7 @@
 
 #include "analyzer/core/engine.h"
 #include "analyzer/report/report.h"
+#include "analyzer/runtime/run.h"
 #include "rules/registry.h"
 
 namespace {
@@ -31,6 +35,36 @@ int cmd_rules(bool all) {
                 std::string(r.summary).c_str(), r.check ? "" : "  (not yet implemented for Python)");
   }
   return 0;
+}
+
+bool check_rule_names(const tl::LintOptions& opts) {
+  for (auto& s : opts.select)
+    if (s != "ALL" && s != "all" && !tl::find_rule(s) && !(s.size() < 5 && (s[0] == 'T' || s[0] == 't'))) {
+      std::cerr << "trainlint: error: --select: unknown rule '" << s << "'\n";
+      return false;
+    }
+  for (auto& s : opts.ignore)
+    if (!tl::find_rule(s) && !(s.size() < 5 && (s[0] == 'T' || s[0] == 't'))) {
+      std::cerr << "trainlint: error: --ignore: unknown rule '" << s << "'\n";
+      return false;
+    }
+  return true;
+}
+
+// Ends trainlint the way the program ended when a signal that does not dump core killed it, so
+// that a shell or scheduler sees the same status; otherwise returns 128+N.
+int end_like_program(int rc) {
+  int sig = tl::runtime::run_terminating_signal();
+  switch (sig) {
+    case SIGINT: case SIGTERM: case SIGHUP: case SIGKILL: case SIGPIPE: case SIGALRM: case SIGUSR1: case SIGUSR2:
+      std::cout.flush();
+      std::cerr.flush();
+      signal(sig, SIG_DFL);
+      raise(sig);
+      break;
+    default: break;
+  }
+  return rc;
 }
 
 int cmd_explain(const std::string& code) {
@@ -75,8 +109,44 @@ int main(int argc, char** argv) {
   auto* explain = app.add_subcommand("explain", "Explain one rule: what it finds and why it costs GPU time");
   std::string code;
   explain->add_option("code", code, "A rule code or slug (TL101, gc-collect-per-step)")->required();
+  auto* run = app.add_subcommand(
+      "run",
+      "Run a training program under the runtime shim and report what each finding cost: "
+      "`trainlint run [OPTIONS] -- python3 train.py ARGS...`. The program's stdin, stdout, stderr and exit "
+      "code pass through; the report goes to stderr after it ends (or to --output)");
+  tl::runtime::RunOptions ropts;
+  std::vector<std::string> run_select, run_ignore;
+  run->add_option("--output", ropts.output, "Write the report to this file instead of stderr");
+  run->add_option("--format", ropts.format, "Report format")->check(CLI::IsMember({"text", "json"}));
+  run->add_option("--trace", ropts.trace, "Also write a Chrome-trace/Perfetto JSON file of the run");
+  run->add_option("--max-steps", ropts.max_steps, "End the program cleanly after N optimizer steps (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--threshold", ropts.threshold_pct,
+                  "A finding is confirmed when it costs at least this % of step time (default 1)")
+      ->check(CLI::NonNegativeNumber);
+  run->add_option("--select", run_select, "Only these rules: codes, slugs or code prefixes, comma-separated")
+      ->allow_extra_args(false);
+  run->add_option("--ignore", run_ignore, "Skip these rules: codes, slugs or code prefixes, comma-separated")
+      ->allow_extra_args(false);
+  run->add_option("command", ropts.command, "The program and its arguments, after `--`");
+  run->prefix_command();
   app.require_subcommand(0, 1);
 
+  // `trainlint run [OPTIONS] -- PROGRAM ARGS...`: everything after the first `--` that follows `run`
+  // is the program's command line, verbatim (CLI11 would move a `--` around).
+  std::vector<std::string> after_dashes;
+  bool have_dashes = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string_view(argv[i]) != "run") continue;
+    for (int k = i + 1; k < argc; ++k)
+      if (std::string_view(argv[k]) == "--") {
+        have_dashes = true;
+        for (int j = k + 1; j < argc; ++j) after_dashes.push_back(argv[j]);
+        argc = k;
+        break;
+      }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -85,6 +155,25 @@ int main(int argc, char** argv) {
   }
   if (*rules) return cmd_rules(all_rules);
   if (*explain) return cmd_explain(code);
+  if (*run) {
+    for (auto& r : run->remaining()) ropts.command.push_back(r);
+    if (have_dashes) {
+      if (!ropts.command.empty()) {
+        std::cerr << "trainlint: error: unknown option or argument `" << ropts.command.front()
+                  << "` before `--`: `trainlint run [OPTIONS] -- PROGRAM ARGS...`\n";
+        return 2;
+      }
+      ropts.command = after_dashes;
+    }
+    if (ropts.command.empty()) {
+      std::cerr << "trainlint: error: no program to run (try `trainlint run -- python3 train.py`)\n";
+      return 2;
+    }
+    ropts.lint.select = split_commas(run_select);
+    ropts.lint.ignore = split_commas(run_ignore);
+    if (!check_rule_names(ropts.lint)) return 2;
+    return end_like_program(tl::runtime::run_command(ropts));
+  }
   if (paths.empty()) {
     std::cerr << "trainlint: error: no paths given (try `trainlint train.py` or `trainlint .`)\n";
     return 2;
@@ -93,16 +182,7 @@ int main(int argc, char** argv) {
   tl::LintOptions opts;
   opts.select = split_commas(select);
   opts.ignore = split_commas(ignore);
-  for (auto& s : opts.select)
-    if (s != "ALL" && s != "all" && !tl::find_rule(s) && !(s.size() < 5 && (s[0] == 'T' || s[0] == 't'))) {
-      std::cerr << "trainlint: error: --select: unknown rule '" << s << "'\n";
-      return 2;
-    }
-  for (auto& s : opts.ignore)
-    if (!tl::find_rule(s) && !(s.size() < 5 && (s[0] == 'T' || s[0] == 't'))) {
-      std::cerr << "trainlint: error: --ignore: unknown rule '" << s << "'\n";
-      return 2;
-    }
+  if (!check_rule_names(opts)) return 2;
   opts.threads = jobs;
   tl::LintResult res;
   try {

@@ -1,0 +1,220 @@
+#include "analyzer/runtime/plan.h"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <set>
+#include <unordered_set>
+
+#include "rules/registry.h"
+
+namespace fs = std::filesystem;
+
+namespace tl::runtime {
+
+std::string absolute_path(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(fs::path(p), ec);
+  if (ec) return p;
+  return a.lexically_normal().string();
+}
+
+bool is_python_interpreter(const std::string& program) {
+  std::string base = fs::path(program).filename().string();
+  for (std::string_view pre : {"python", "pypy"})
+    if (base.rfind(pre, 0) == 0) {
+      std::string_view rest = std::string_view(base).substr(pre.size());
+      // python, python3, python3.11, python3.11d, python3-dbg, pypy3
+      return std::all_of(rest.begin(), rest.end(),
+                         [](char c) { return std::isdigit(static_cast<unsigned char>(c)) || c == '.' || c == 'd' || c == '-' || c == 'g' || c == 'b'; });
+    }
+  return false;
+}
+
+namespace {
+
+bool ends_with(const std::string& s, std::string_view suf) {
+  return s.size() >= suf.size() && s.compare(s.size() - suf.size(), suf.size(), suf) == 0;
+}
+
+}  // namespace
+
+ScriptChoice find_script(const std::vector<std::string>& argv) {
+  ScriptChoice c;
+  if (argv.empty()) {
+    c.error = "no program given: `trainlint run -- python3 train.py ARGS...`";
+    return c;
+  }
+  const std::string& prog = argv[0];
+  if (is_python_interpreter(prog)) {
+    for (size_t i = 1; i < argv.size(); ++i) {
+      const std::string& a = argv[i];
+      if (a == "--") {
+        if (i + 1 < argv.size()) c.script = argv[i + 1];
+        break;
+      }
+      if (a == "-") {
+        c.error = "the program reads its script from stdin (`-`): give the script as a file";
+        return c;
+      }
+      if (a.size() >= 2 && a[0] == '-' && a[1] != '-') {
+        // a cluster of one-letter options; -c/-m end it, -W/-X take an argument
+        for (size_t k = 1; k < a.size(); ++k) {
+          char o = a[k];
+          if (o == 'm') {
+            std::string mod = k + 1 < a.size() ? a.substr(k + 1) : (i + 1 < argv.size() ? argv[i + 1] : "");
+            c.error = "`python -m " + mod +
+                      "` is not supported by `trainlint run`: give the script's path (`python3 path/to/" +
+                      (mod.empty() ? std::string("train") : mod.substr(mod.rfind('.') + 1)) + ".py`)";
+            return c;
+          }
+          if (o == 'c') {
+            c.error = "`python -c CODE` is not supported by `trainlint run`: put the code in a script file";
+            return c;
+          }
+          if (o == 'W' || o == 'X') {
+            if (k + 1 == a.size()) ++i;  // the argument is the next word
+            break;
+          }
+        }
+        continue;
+      }
+      if (a.rfind("--", 0) == 0) continue;  // --version and friends: the script, if any, follows
+      c.script = a;
+      break;
+    }
+    if (c.script.empty()) c.error = "no script after the Python interpreter: `trainlint run -- python3 train.py`";
+    return c;
+  }
+  if (ends_with(prog, ".py")) {
+    c.script = prog;
+    return c;
+  }
+  for (size_t i = 1; i < argv.size(); ++i)
+    if (ends_with(argv[i], ".py") && argv[i][0] != '-') {
+      c.script = argv[i];
+      return c;
+    }
+  c.error = "cannot tell which Python script `" + prog +
+            "` runs: expected `trainlint run -- python3 train.py ARGS...` (or a launcher followed by a *.py file)";
+  return c;
+}
+
+std::optional<std::string> callee_of(const py::ProgramModel& model, const Finding& f) {
+  for (auto& m : model.modules()) {
+    if (m->path != f.path) continue;
+    const py::Call* best = nullptr;
+    for (auto& c : m->calls) {
+      const auto& n = m->tree[c.node];
+      if (n.start != f.range.begin) continue;
+      if (n.end == f.range.end) {
+        best = &c;
+        break;
+      }
+      // same start, other end (`a.b().c()`): the innermost call that starts there
+      if (n.end >= f.range.end && (!best || n.end < m->tree[best->node].end)) best = &c;
+    }
+    if (!best) return std::nullopt;
+    if (!best->qname.empty()) return best->qname;
+    if (best->target_class) return best->target_class->mod->dotted.empty()
+                                       ? best->target_class->qualname
+                                       : best->target_class->mod->dotted + "." + best->target_class->qualname;
+    if (best->target) return best->target->mod->dotted.empty() ? best->target->qualname
+                                                               : best->target->mod->dotted + "." + best->target->qualname;
+    if (!best->method.empty()) return "." + std::string(best->method);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+Plan build_plan(const std::string& script, const LintOptions& opts) {
+  Plan plan;
+  plan.script_abs = absolute_path(script);
+  fs::path sp(script);
+  std::string folder = sp.has_parent_path() ? sp.parent_path().string() : std::string(".");
+  LintResult all = lint_paths({folder, script}, opts);
+  plan.lint.messages = all.messages;
+  plan.lint.io_error = all.io_error;
+  plan.lint.model = all.model;
+  plan.lint.files_analysed = all.files_analysed;
+  if (!all.model) return plan;
+
+  // The script's module, then its program(s).
+  const py::Module* entry = nullptr;
+  for (auto& m : all.model->modules())
+    if (absolute_path(m->path) == plan.script_abs) entry = m.get();
+  std::unordered_set<const py::Module*> members;
+  if (entry) {
+    plan.script_found = true;
+    plan.script_display = entry->path;
+    for (auto& p : all.model->programs())
+      if (p.entry == entry)
+        for (auto* x : p.members) members.insert(x);
+    if (members.empty()) {  // imported elsewhere, no main guard: follow its imports ourselves
+      std::vector<const py::Module*> q{entry};
+      members.insert(entry);
+      while (!q.empty()) {
+        const py::Module* x = q.back();
+        q.pop_back();
+        for (auto* t : x->imports)
+          if (members.insert(t).second) q.push_back(t);
+      }
+    }
+  } else {
+    plan.script_display = script;
+  }
+  std::unordered_set<std::string> member_paths;
+  for (auto* m : members) member_paths.insert(m->path);
+  for (auto& f : all.findings)
+    if (member_paths.count(f.path)) plan.lint.findings.push_back(f);
+  plan.lint.files_analysed = member_paths.size();
+
+  for (size_t i = 0; i < plan.lint.findings.size(); ++i) {
+    const Finding& f = plan.lint.findings[i];
+    PlanSite s;
+    s.id = static_cast<int64_t>(i);
+    s.code = f.code;
+    s.path = absolute_path(f.path);
+    s.line = f.range.start.line;
+    s.col = f.range.start.col;
+    s.probe = f.probe;
+    s.callee = callee_of(*all.model, f);
+    plan.sites.push_back(std::move(s));
+  }
+
+  // The anchor of runtime-only findings: the training step loop (the script's first, else any
+  // member's), else the script's first line.
+  plan.anchor.path = plan.script_display;
+  plan.anchor.range.start = plan.anchor.range.stop = {1, 1};
+  auto find_loop = [&](const py::Module* m) -> bool {
+    for (auto& l : m->loops)
+      if (l.kind == py::LoopKind::TrainStep) {
+        plan.anchor.path = m->path;
+        plan.anchor.range = RuleContext::range_of(*m, l.node);
+        plan.anchor.range.end = plan.anchor.range.begin;  // the loop's first token, not its body
+        plan.anchor.range.stop = plan.anchor.range.start;
+        return true;
+      }
+    return false;
+  };
+  if (entry && !find_loop(entry)) {
+    std::vector<const py::Module*> sorted(members.begin(), members.end());
+    std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->path < b->path; });
+    for (auto* m : sorted)
+      if (m != entry && find_loop(m)) break;
+  }
+  return plan;
+}
+
+nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps) {
+  nlohmann::json arr = nlohmann::json::array();
+  for (auto& s : sites) {
+    nlohmann::json j = {{"id", s.id},       {"code", s.code},   {"path", s.path}, {"line", s.line},
+                        {"col", s.col},     {"probe", s.probe}, {"callee", nullptr}};
+    if (s.callee) j["callee"] = *s.callee;
+    arr.push_back(std::move(j));
+  }
+  return {{"version", 1}, {"sites", arr}, {"max_steps", max_steps}};
+}
+
+}  // namespace tl::runtime

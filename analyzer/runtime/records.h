@@ -1,0 +1,87 @@
+// Reading the records every process of a `trainlint run` wrote (docs/runtime-protocol.md,
+// "Records"): one `rec-<pid>.jsonl` per process, one JSON object per line. The reader is
+// forgiving: a truncated last line (a process killed mid-write), a line that is not JSON, a record
+// with missing fields, a file without `proc` or `end` are all counted and skipped, never fatal.
+#pragma once
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analyzer/runtime/intervals.h"
+
+namespace tl::runtime {
+
+struct SiteRec {
+  int64_t id = -1;
+  Interval t;
+};
+
+struct StepRec {
+  int64_t n = 0;
+  int64_t end = 0;
+};
+
+struct GcRec {
+  Interval t;
+  int gen = -1;
+};
+
+// A DataLoader `__next__` wait or an `iter(loader)`. `id` is an optional extension: the plan site
+// id of the DataLoader the record belongs to, when the bootstrap knows it (-1: unknown).
+struct LoaderRec {
+  Interval t;
+  int64_t id = -1;
+};
+
+struct GpuRec {
+  std::string kind;  // kernel / memcpy / memset / sync
+  Interval t;
+  int64_t stream = 0;
+  int64_t device = 0;
+  int64_t bytes = 0;
+  std::string copy;      // memcpy: HtoD / DtoH / DtoD / ...
+  std::string src_kind;  // memcpy: pageable / pinned / device / unknown
+};
+
+struct ProcessRecords {
+  std::string file;  // rec-<pid>.jsonl (name only)
+  bool has_proc = false;
+  int64_t pid = 0, ppid = 0;
+  std::string role = "main";  // main / worker / rank
+  std::optional<int64_t> rank;
+  std::string argv0, python;
+
+  std::vector<SiteRec> sites;
+  std::vector<StepRec> steps;
+  std::vector<LoaderRec> waits, iters;
+  std::vector<GcRec> gcs;
+  std::vector<GpuRec> gpu;
+  bool has_gpu_status = false;
+  std::string gpu_state, gpu_reason;  // the last gpu_status line
+  std::optional<int64_t> gpu_devices;  // optional extension: devices the shim saw
+
+  bool has_end = false;
+  std::string end_reason;  // exit / max-steps / signal / os-exit
+  int64_t end_steps = 0;
+  std::string end_exception;  // optional extension: the uncaught exception's type name
+  std::vector<std::string> notes;  // `note` records (extension): why a probe was not installed...
+
+  size_t lines = 0;          // non-empty lines read
+  size_t bad_lines = 0;      // not JSON, or a record with missing fields (truncated tail included)
+  bool truncated_tail = false;  // the last line had no newline and did not parse
+  size_t unknown_records = 0;   // well-formed lines of a kind this version does not know
+
+  // earliest and latest timestamp of any record (0/0 when none)
+  int64_t first_ns = 0, last_ns = 0;
+  bool any_time() const { return last_ns > 0 || first_ns > 0; }
+};
+
+// Parses one file's text; `file_name` gives the pid when the file has no `proc` line.
+ProcessRecords parse_records(std::istream& in, const std::string& file_name);
+
+// Reads every rec-*.jsonl in `dir`, sorted by file name. Unreadable files add a warning.
+std::vector<ProcessRecords> read_records(const std::string& dir, std::vector<std::string>* warnings = nullptr);
+
+}  // namespace tl::runtime

@@ -1,0 +1,172 @@
+#include "analyzer/runtime/run.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "analyzer/runtime/boot_files.h"
+#include "analyzer/runtime/launcher.h"
+#include "analyzer/runtime/measure.h"
+#include "analyzer/runtime/plan.h"
+#include "analyzer/runtime/records.h"
+#include "analyzer/runtime/run_report.h"
+#include "rules/registry.h"
+
+namespace fs = std::filesystem;
+
+namespace tl::runtime {
+namespace {
+
+int g_term_signal = 0;
+
+bool write_text_file(const fs::path& p, std::string_view text, std::string* err) {
+  std::error_code ec;
+  fs::create_directories(p.parent_path(), ec);
+  std::ofstream out(p, std::ios::binary);
+  out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  out.close();
+  if (!out) {
+    if (err) *err = "cannot write " + p.string();
+    return false;
+  }
+  return true;
+}
+
+// Writes the embedded bootstrap into `dir`; true when a sitecustomize.py is there.
+bool write_bootstrap(const fs::path& dir, std::string* err) {
+  bool have_site = false;
+  const BootFile* nested_site = nullptr;
+  for (auto& f : boot_files()) {
+    if (!write_text_file(dir / std::string(f.path), f.text, err)) return false;
+    if (f.path == "sitecustomize.py") have_site = true;
+    if (fs::path(std::string(f.path)).filename() == "sitecustomize.py") nested_site = &f;
+  }
+  // The bootstrap may keep its sitecustomize.py inside the package folder: Python only reads it
+  // from a folder on sys.path.
+  if (!have_site && nested_site) {
+    if (!write_text_file(dir / "sitecustomize.py", nested_site->text, err)) return false;
+    have_site = true;
+  }
+  return have_site;
+}
+
+}  // namespace
+
+int run_terminating_signal() { return g_term_signal; }
+
+int run_command(const RunOptions& opts) {
+  g_term_signal = 0;
+  ScriptChoice sc = find_script(opts.command);
+  if (!sc.error.empty()) {
+    std::cerr << "trainlint: error: " << sc.error << "\n";
+    return 2;
+  }
+  {
+    std::error_code ec;
+    if (!fs::is_regular_file(sc.script, ec)) {
+      std::cerr << "trainlint: error: cannot read the script `" << sc.script << "`: "
+                << (fs::exists(sc.script, ec) ? "not a regular file" : "no such file") << "\n";
+      return 2;
+    }
+  }
+  if (opts.format != "text" && opts.format != "json") {
+    std::cerr << "trainlint: error: --format must be text or json\n";
+    return 2;
+  }
+
+  Plan plan;
+  try {
+    plan = build_plan(sc.script, opts.lint);
+  } catch (const std::exception& e) {
+    std::cerr << "trainlint: internal error while linting " << sc.script << ": " << e.what() << "\n";
+    return 2;
+  }
+
+  std::string err;
+  auto tmp = TempDir::create(&err);
+  if (!tmp) {
+    std::cerr << "trainlint: error: " << err << "\n";
+    return 2;
+  }
+  fs::path root(tmp->path());
+  fs::path boot = root / "boot", records = root / "records", plan_path = root / "plan.json";
+  std::error_code ec;
+  fs::create_directories(boot, ec);
+  fs::create_directories(records, ec);
+  bool bootstrap = write_bootstrap(boot, &err);
+  if (!err.empty()) {
+    std::cerr << "trainlint: error: " << err << "\n";
+    return 2;
+  }
+  if (!write_text_file(plan_path, plan_json(plan.sites, opts.max_steps).dump(1) + "\n", &err)) {
+    std::cerr << "trainlint: error: " << err << "\n";
+    return 2;
+  }
+  std::string shim_note;
+  std::string shim = find_shim(&shim_note);
+
+  std::map<std::string, std::optional<std::string>> env;
+  if (bootstrap) env["PYTHONPATH"] = prepend_path(boot.string(), std::getenv("PYTHONPATH"));
+  env["TRAINLINT_PLAN"] = plan_path.string();
+  env["TRAINLINT_RECORDS"] = records.string();
+  env["TRAINLINT_MAX_STEPS"] = std::to_string(opts.max_steps);
+  if (shim.empty()) env["TRAINLINT_SHIM"] = std::nullopt;
+  else env["TRAINLINT_SHIM"] = shim;
+
+  LaunchResult lr = launch(opts.command, child_environment(env));
+  if (!lr.started) {
+    std::cerr << "trainlint: error: " << lr.error << "\n";
+    return 2;
+  }
+
+  // ---- merge and report (whatever happened to the program) -------------------------------
+  std::vector<std::string> warnings;
+  auto procs = read_records(records.string(), &warnings);
+  MeasureOptions mo;
+  mo.threshold_pct = opts.threshold_pct;
+  mo.max_steps = opts.max_steps;
+  mo.shim_present = !shim.empty();
+  mo.shim_note = shim_note;
+  mo.bootstrap_present = bootstrap;
+  mo.exit_code = lr.exit_code;
+  mo.term_signal = lr.term_signal;
+  mo.tl901 = rule_enabled(opts.lint, "TL901", "data-stall");
+  mo.tl902 = rule_enabled(opts.lint, "TL902", "gc-pauses");
+  mo.tl903 = rule_enabled(opts.lint, "TL903", "gpu-idle");
+  Measurement m = measure(plan.sites, procs, mo);
+  for (auto& w : warnings) m.run.notes.push_back(w);
+  if (!plan.script_found)
+    m.run.notes.push_back("the script " + sc.script + " could not be analysed, so nothing was planned");
+  for (auto& msg : plan.lint.messages)
+    if (msg.kind == FileMessage::Kind::Error) m.run.notes.push_back(msg.path + ": " + msg.message);
+
+  RunContext ctx;
+  ctx.lint = &plan.lint;
+  ctx.sites = &plan.sites;
+  ctx.m = &m;
+  ctx.anchor = plan.anchor;
+  ctx.command = opts.command;
+  ctx.threshold_pct = opts.threshold_pct;
+  std::string report;
+  if (opts.format == "json") {
+    report = run_json(ctx).dump(2) + "\n";
+  } else {
+    std::ostringstream ss;
+    write_run_text(ss, ctx);
+    report = ss.str();
+  }
+  if (opts.output.empty()) {
+    std::cerr << report << std::flush;
+  } else if (!write_text_file(opts.output, report, &err)) {
+    std::cerr << "trainlint: error: " << err << "; the report follows\n" << report << std::flush;
+  }
+  if (!opts.trace.empty()) {
+    if (!write_text_file(opts.trace, trace_json(procs, plan.sites).dump() + "\n", &err))
+      std::cerr << "trainlint: error: " << err << "\n";
+  }
+  g_term_signal = lr.term_signal;
+  return lr.exit_code;
+}
+
+}  // namespace tl::runtime

@@ -1,0 +1,817 @@
+// `trainlint run`: records, merge and verdicts from hand-written record files (no Python needed),
+// the plan written for examples/train_bad.py, the reports, and the launcher through the binary
+// (stdout/stdin/exit code pass through, a program that cannot start). The end-to-end tests at the
+// bottom run the real bootstrap on the examples with Debian's /usr/bin/python3 and torch.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "analyzer/runtime/boot_files.h"
+#include "analyzer/runtime/measure.h"
+#include "analyzer/runtime/plan.h"
+#include "analyzer/runtime/records.h"
+#include "analyzer/runtime/run_report.h"
+#include "support/test_support.h"
+
+namespace fs = std::filesystem;
+namespace rt = tl::runtime;
+using nlohmann::json;
+using tl::test::read_file;
+using tl::test::TempDir;
+using tl::test::write_file;
+
+namespace {
+
+constexpr int64_t kMs = 1'000'000;  // ns
+
+// ---- writing records ------------------------------------------------------------------------
+
+struct Rec {
+  std::string text;
+  Rec& line(const json& j) {
+    text += j.dump() + "\n";
+    return *this;
+  }
+  Rec& proc(int64_t pid, int64_t ppid, const char* role, json rank = nullptr) {
+    return line({{"t", "proc"}, {"pid", pid}, {"ppid", ppid}, {"role", role}, {"rank", rank}, {"argv0", "train.py"},
+                 {"python", "3.11.2"}});
+  }
+  Rec& site(int64_t id, double s_ms, double e_ms) {
+    return line({{"t", "site"}, {"id", id}, {"start", ns(s_ms)}, {"end", ns(e_ms)}});
+  }
+  Rec& step(int64_t n, double end_ms) { return line({{"t", "step"}, {"n", n}, {"end", ns(end_ms)}}); }
+  Rec& wait(double s_ms, double e_ms, int64_t id = -1) {
+    json j = {{"t", "wait"}, {"start", ns(s_ms)}, {"end", ns(e_ms)}};
+    if (id >= 0) j["id"] = id;
+    return line(j);
+  }
+  Rec& iter(double s_ms, double e_ms, int64_t id = -1) {
+    json j = {{"t", "iter"}, {"start", ns(s_ms)}, {"end", ns(e_ms)}};
+    if (id >= 0) j["id"] = id;
+    return line(j);
+  }
+  Rec& gc(double s_ms, double e_ms) { return line({{"t", "gc"}, {"start", ns(s_ms)}, {"end", ns(e_ms)}, {"gen", 2}}); }
+  Rec& kernel(double s_ms, double e_ms, int64_t stream, int64_t device = 0) {
+    return line({{"t", "gpu"}, {"kind", "kernel"}, {"start", ns(s_ms)}, {"end", ns(e_ms)}, {"stream", stream},
+                 {"device", device}});
+  }
+  Rec& memcpy(double s_ms, double e_ms, const char* copy, const char* src_kind, int64_t stream = 14) {
+    return line({{"t", "gpu"}, {"kind", "memcpy"}, {"start", ns(s_ms)}, {"end", ns(e_ms)}, {"stream", stream},
+                 {"device", 0}, {"bytes", 4096}, {"copy", copy}, {"src_kind", src_kind}});
+  }
+  Rec& gpu_status(const char* state, const char* reason) {
+    return line({{"t", "gpu_status"}, {"state", state}, {"reason", reason}});
+  }
+  Rec& end(const char* reason, int64_t steps) { return line({{"t", "end"}, {"reason", reason}, {"steps", steps}}); }
+  static int64_t ns(double ms) { return static_cast<int64_t>(ms * kMs + 0.5) + 1'000'000'000'000; }
+};
+
+rt::PlanSite site(int64_t id, const char* code, const char* probe, uint32_t line, uint32_t col = 5,
+                  std::optional<std::string> callee = std::nullopt) {
+  rt::PlanSite s;
+  s.id = id;
+  s.code = code;
+  s.path = "/abs/train.py";
+  s.line = line;
+  s.col = col;
+  s.probe = probe;
+  s.callee = std::move(callee);
+  return s;
+}
+
+std::vector<rt::ProcessRecords> read_dir(const TempDir& d, const std::vector<std::pair<std::string, std::string>>& files) {
+  for (auto& [name, text] : files) write_file(d.path / name, text);
+  return rt::read_records(d.path.string());
+}
+
+// Findings for a RunContext, matching the sites (path, line, code, probe).
+tl::LintResult lint_for(const std::vector<rt::PlanSite>& sites) {
+  tl::LintResult r;
+  for (auto& s : sites) {
+    tl::Finding f;
+    f.code = s.code;
+    f.slug = "slug";
+    f.path = "train.py";
+    f.range.start = {s.line, s.col};
+    f.range.stop = {s.line, s.col + 4};
+    f.probe = s.probe;
+    f.message = "message";
+    r.findings.push_back(f);
+  }
+  r.files_analysed = 1;
+  return r;
+}
+
+// ---- scenario A: a host-only run (no GPU), a main process and one DataLoader worker ----------
+//
+// 4 steps of 10 ms: step k waits for its batch in [10(k-1)+1, +2], calls gc.collect in
+// [10(k-1)+5, +7] and torch.save in [10(k-1)+8, +8.05]; the step ends at 10k+1. The steps' window
+// is [1, 41] ms. The worker decodes 8 images of 0.5 ms each. One automatic GC pause of 0.5 ms.
+struct ScenarioA {
+  std::vector<rt::PlanSite> sites = {
+      site(0, "TL101", "site", 150, 17, "gc.collect"),
+      site(1, "TL103", "site", 149, 17, "torch.save"),
+      site(2, "TL201", "data-wait", 124, 18, "torch.utils.data.DataLoader"),
+      site(3, "TL202", "data-wait+memcpy", 124, 18, "torch.utils.data.DataLoader"),
+      site(4, "TL304", "site", 110, 18, "torch.nn.Module.__call__"),
+      site(5, "TL401", "none", 109, 9, ".to"),
+      site(6, "TL301", "data-parallel", 128, 17, "torch.nn.DataParallel"),
+      site(7, "TL204", "site", 81, 17, "PIL.Image.open"),
+      site(8, "TL203", "worker-start", 125, 22, "torch.utils.data.DataLoader"),
+  };
+  std::string main_text, worker_text;
+  ScenarioA() {
+    Rec m;
+    m.proc(100, 99, "main").gpu_status("no-gpu", "no CUDA device").iter(0.2, 0.9, 2);
+    for (int k = 1; k <= 4; ++k) {
+      double b = 10.0 * (k - 1);
+      m.wait(b + 1, b + 2, 2).site(0, b + 5, b + 7).site(1, b + 8, b + 8.05).step(k, 10.0 * k + 1);
+    }
+    m.gc(25, 25.5).end("exit", 4);
+    main_text = m.text;
+    Rec w;
+    w.proc(101, 100, "worker");
+    for (int k = 0; k < 8; ++k) w.site(7, 0.5 + k, 1.0 + k);
+    worker_text = w.text + R"({"t":"site","id":7,"sta)";  // killed mid-write: a truncated last line
+  }
+};
+
+}  // namespace
+
+// ---- records ----------------------------------------------------------------------------------
+
+TEST(RuntimeRecords, TruncatedLinesMissingProcAndGarbage) {
+  std::string text =
+      "{\"t\":\"step\",\"n\":1,\"end\":5000}\r\n"
+      "not json at all\n"
+      "{\"t\":\"site\",\"id\":3}\n"  // missing start/end
+      "{\"t\":\"wait\",\"start\":100,\"end\":300}\n"
+      "\n"
+      "{\"t\":\"mystery\",\"x\":1}\n"
+      "{\"t\":\"gc\",\"start\":4000,\"end\":40";
+  std::istringstream in(text);
+  auto p = rt::parse_records(in, "rec-4242.jsonl");
+  EXPECT_EQ(p.pid, 4242);  // from the file name: no proc line
+  EXPECT_FALSE(p.has_proc);
+  EXPECT_FALSE(p.has_end);
+  ASSERT_EQ(p.steps.size(), 1u);
+  EXPECT_EQ(p.steps[0].end, 5000);
+  ASSERT_EQ(p.waits.size(), 1u);
+  EXPECT_TRUE(p.sites.empty());
+  EXPECT_TRUE(p.gcs.empty());
+  EXPECT_EQ(p.bad_lines, 3u);  // garbage, missing fields, truncated tail
+  EXPECT_TRUE(p.truncated_tail);
+  EXPECT_EQ(p.unknown_records, 1u);
+  EXPECT_EQ(p.first_ns, 100);
+  EXPECT_EQ(p.last_ns, 5000);
+}
+
+TEST(RuntimeRecords, ReadsEveryRecordFileOfAFolder) {
+  TempDir d;
+  ScenarioA a;
+  write_file(d.path / "other.txt", "ignored");
+  auto procs = read_dir(d, {{"rec-100.jsonl", a.main_text}, {"rec-101.jsonl", a.worker_text}});
+  ASSERT_EQ(procs.size(), 2u);
+  EXPECT_EQ(procs[0].pid, 100);
+  EXPECT_EQ(procs[0].role, "main");
+  EXPECT_TRUE(procs[0].has_end);
+  EXPECT_EQ(procs[0].gpu_state, "no-gpu");
+  EXPECT_EQ(procs[1].role, "worker");
+  EXPECT_EQ(procs[1].ppid, 100);
+  EXPECT_EQ(procs[1].sites.size(), 8u);
+  EXPECT_TRUE(procs[1].truncated_tail);
+  EXPECT_TRUE(rt::read_records((d.path / "missing").string()).empty());
+}
+
+// ---- merge and verdicts ------------------------------------------------------------------------
+
+TEST(RuntimeMerge, HostOnlyVerdictsSharesAndWindow) {
+  TempDir d;
+  ScenarioA a;
+  auto procs = read_dir(d, {{"rec-100.jsonl", a.main_text}, {"rec-101.jsonl", a.worker_text}});
+  rt::MeasureOptions o;
+  auto m = rt::measure(a.sites, procs, o);
+  const auto& run = m.run;
+  EXPECT_TRUE(run.have_records);
+  EXPECT_EQ(run.steps, 4);
+  EXPECT_TRUE(run.have_window);
+  EXPECT_EQ(run.window.length(), 40 * kMs);  // first wait's start (1 ms) to the last step's end (41 ms)
+  EXPECT_DOUBLE_EQ(run.mean_step_ms, 10.0);
+  EXPECT_FALSE(run.gpu_ok);
+  EXPECT_EQ(run.gpu_state, "no-gpu");
+  ASSERT_EQ(m.findings.size(), a.sites.size());
+
+  auto& gc = m.findings[0];  // TL101: 4 x 2 ms of 40 ms
+  EXPECT_EQ(gc.verdict, "confirmed");
+  EXPECT_EQ(gc.calls, 4);
+  EXPECT_NEAR(gc.total_ms, 8.0, 1e-6);
+  EXPECT_NEAR(*gc.ms_per_step, 2.0, 1e-6);
+  EXPECT_NEAR(*gc.share, 0.2, 1e-6);
+  EXPECT_FALSE(gc.gpu_idle_ms);
+  EXPECT_NE(gc.gpu_idle_reason.find("no-gpu"), std::string::npos);
+
+  auto& save = m.findings[1];  // TL103: 0.2 ms of 40 ms = 0.5% < 1%
+  EXPECT_EQ(save.verdict, "negligible");
+  EXPECT_NEAR(*save.share, 0.005, 1e-6);
+
+  auto& wait = m.findings[2];  // TL201: the four waits, 4 ms
+  EXPECT_EQ(wait.verdict, "confirmed");
+  EXPECT_EQ(wait.calls, 4);
+  EXPECT_NEAR(*wait.share, 0.1, 1e-6);
+
+  EXPECT_EQ(m.findings[3].verdict, "not-measurable");  // TL202 without a GPU
+  EXPECT_NE(m.findings[3].reason.find("GPU"), std::string::npos);
+  EXPECT_EQ(m.findings[4].verdict, "not-reached");  // TL304 never ran
+  EXPECT_EQ(m.findings[5].verdict, "not-measurable");  // TL401: no probe
+  EXPECT_EQ(m.findings[5].reason, "this rule has no runtime probe");
+  EXPECT_EQ(m.findings[6].verdict, "not-measurable");  // TL301 needs 2 GPUs
+  EXPECT_NE(m.findings[6].reason.find("2 or more GPUs"), std::string::npos);
+
+  auto& pil = m.findings[7];  // TL204 decoded in the worker: 8 x 0.5 ms
+  EXPECT_EQ(pil.verdict, "confirmed");
+  EXPECT_EQ(pil.calls, 8);
+  EXPECT_EQ(pil.worker_calls, 8);
+  EXPECT_NEAR(pil.total_ms, 4.0, 1e-6);
+  EXPECT_NEAR(*pil.share, 0.1, 1e-6);
+
+  // TL203: the only iter() belongs to the TL201 DataLoader (id 2), not to the one at line 125
+  EXPECT_EQ(m.findings[8].verdict, "not-reached");
+
+  // runtime-only, in the steady window [11, 41] ms (step 1 is warm-up): 3 ms of waits = 10% > 5%;
+  // 0.5 ms of GC = 1.7% > 1%; no GPU, no TL903
+  EXPECT_EQ(run.steady.length(), 30 * kMs);
+  ASSERT_EQ(m.runtime_findings.size(), 2u);
+  EXPECT_EQ(m.runtime_findings[0].code, "TL901");
+  EXPECT_NEAR(m.runtime_findings[0].pct, 10.0, 1e-6);
+  EXPECT_EQ(m.runtime_findings[0].count, 3);
+  EXPECT_EQ(m.runtime_findings[1].code, "TL902");
+  EXPECT_NEAR(m.runtime_findings[1].pct, 100.0 * 0.5 / 30.0, 1e-6);
+
+  // the estimate: TL101 (8 ms) and TL201 (4 ms) in the main process, per step: 10 - 3 = 7 ms
+  ASSERT_TRUE(run.estimated_step_ms);
+  EXPECT_NEAR(*run.estimated_step_ms, 7.0, 1e-6);
+
+  // the worker has no end record (normal for workers) and a truncated line
+  ASSERT_EQ(run.processes.size(), 2u);
+  EXPECT_TRUE(run.processes[0].clean);
+  EXPECT_FALSE(run.processes[1].clean);
+  bool noted = false;
+  for (auto& n : run.notes) noted |= n.find("rec-101.jsonl") != std::string::npos && n.find("truncated") != std::string::npos;
+  EXPECT_TRUE(noted);
+}
+
+TEST(RuntimeMerge, ThresholdAndSelectChangeVerdicts) {
+  TempDir d;
+  ScenarioA a;
+  auto procs = read_dir(d, {{"rec-100.jsonl", a.main_text}, {"rec-101.jsonl", a.worker_text}});
+  rt::MeasureOptions o;
+  o.threshold_pct = 0.4;  // TL103's 0.5% is now confirmed
+  o.tl902 = false;
+  auto m = rt::measure(a.sites, procs, o);
+  EXPECT_EQ(m.findings[1].verdict, "confirmed");
+  ASSERT_EQ(m.runtime_findings.size(), 1u);
+  EXPECT_EQ(m.runtime_findings[0].code, "TL901");
+  o.threshold_pct = 25;  // nothing reaches 25%
+  m = rt::measure(a.sites, procs, o);
+  for (auto& r : m.findings) EXPECT_NE(r.verdict, "confirmed");
+}
+
+// A GPU run: kernels on two streams of device 0 and one on device 1, a pageable host-to-device copy.
+TEST(RuntimeMerge, GpuIdleInsideSitesPageableCopiesAndGpuIdleFinding) {
+  std::vector<rt::PlanSite> sites = {
+      site(0, "TL101", "site", 150, 17, "gc.collect"),
+      site(1, "TL202", "data-wait+memcpy", 124, 18, "torch.utils.data.DataLoader"),
+      site(2, "TL303", "gpu-used", 143, 17, ".backward"),
+      site(3, "TL301", "data-parallel", 128, 17, "torch.nn.DataParallel"),
+      site(4, "TL305", "site+memcpy", 141, 25, ".to"),
+  };
+  Rec m;
+  m.proc(200, 1, "main").gpu_status("ok", "");
+  m.wait(1, 2).kernel(0, 12, 7).kernel(11, 15, 13).site(0, 10, 20).step(1, 22);
+  m.wait(23, 24).site(4, 29, 33).memcpy(30, 32, "HtoD", "pageable").memcpy(32.5, 32.8, "HtoD", "pinned");
+  m.kernel(40, 41, 7, 1).step(2, 44).end("exit", 2);
+  TempDir d;
+  auto procs = read_dir(d, {{"rec-200.jsonl", m.text}});
+  auto res = rt::measure(sites, procs, {});
+  EXPECT_TRUE(res.run.gpu_ok);
+  EXPECT_EQ(res.run.gpu_devices, 2);
+  EXPECT_EQ(res.run.kernels, 3);
+  EXPECT_EQ(res.run.memcpys, 2);
+  EXPECT_EQ(res.run.pageable_htod, 1);
+  EXPECT_NEAR(res.run.window_ms, 43.0, 1e-6);  // [1, 44]
+
+  // TL101 in [10, 20]: the kernels cover [0, 15] (streams 7 and 13 overlap): idle 5 ms
+  ASSERT_TRUE(res.findings[0].gpu_idle_ms);
+  EXPECT_NEAR(*res.findings[0].gpu_idle_ms, 5.0, 1e-6);
+  // TL202: 2 ms of waits + 2 ms of pageable copies; GPU idle inside the waits: [1,2] busy, [23,24] idle
+  auto& pin = res.findings[1];
+  EXPECT_EQ(pin.verdict, "confirmed");
+  EXPECT_EQ(pin.pageable_copies, 1);
+  EXPECT_NEAR(pin.pageable_copy_ms, 2.0, 1e-6);
+  EXPECT_NEAR(pin.total_ms, 4.0, 1e-6);
+  EXPECT_NEAR(*pin.gpu_idle_ms, 1.0, 1e-6);
+  // TL303: kernels ran
+  EXPECT_EQ(res.findings[2].verdict, "negligible");
+  // TL301: 2 devices, but no DataParallel internals recorded
+  EXPECT_EQ(res.findings[3].verdict, "not-reached");
+  // TL305: its call covers one pageable and one pinned host-to-device copy
+  EXPECT_EQ(res.findings[4].htod_copies, 2);
+  EXPECT_EQ(res.findings[4].pageable_copies, 1);
+  EXPECT_NEAR(*res.findings[4].gpu_idle_ms, 4.0 - 2.0 - 0.3, 1e-6);
+
+  // TL903 in the steady window [22, 44]: busy 2 + 0.3 + 1 ms, idle 18.7 of 22 ms
+  ASSERT_TRUE(res.run.gpu_idle_ms);
+  EXPECT_NEAR(*res.run.gpu_idle_ms, 22.0 - 3.3, 1e-6);
+  bool tl903 = false;
+  for (auto& rf : res.runtime_findings) tl903 |= rf.code == "TL903";
+  EXPECT_TRUE(tl903);
+}
+
+TEST(RuntimeMerge, GpuUsedConfirmedWhenNoKernelRan) {
+  std::vector<rt::PlanSite> sites = {site(0, "TL303", "gpu-used", 10)};
+  Rec m;
+  m.proc(300, 1, "main").gpu_status("ok", "").wait(0, 1).step(1, 10).step(2, 20).end("exit", 2);
+  TempDir d;
+  auto res = rt::measure(sites, read_dir(d, {{"rec-300.jsonl", m.text}}), {});
+  EXPECT_EQ(res.findings[0].verdict, "confirmed");
+  // and without a measured GPU it cannot be told
+  Rec n;
+  n.proc(301, 1, "main").gpu_status("busy", "another CUPTI subscriber").step(1, 10).end("exit", 1);
+  TempDir d2;
+  res = rt::measure(sites, read_dir(d2, {{"rec-301.jsonl", n.text}}), {});
+  EXPECT_EQ(res.findings[0].verdict, "not-measurable");
+  EXPECT_EQ(res.run.gpu_state, "busy");
+  EXPECT_EQ(res.run.gpu_reason, "another CUPTI subscriber");
+}
+
+TEST(RuntimeMerge, ShimAbsentMeansHostOnly) {
+  std::vector<rt::PlanSite> sites = {site(0, "TL101", "site", 10, 5, "gc.collect")};
+  Rec m;
+  m.proc(400, 1, "main").wait(0, 1).site(0, 2, 4).step(1, 10).end("exit", 1);
+  TempDir d;
+  rt::MeasureOptions o;
+  o.shim_present = false;
+  o.shim_note = "libtrainlint_shim.so was not found";
+  auto res = rt::measure(sites, read_dir(d, {{"rec-400.jsonl", m.text}}), o);
+  EXPECT_EQ(res.run.gpu_state, "host-only");
+  EXPECT_EQ(res.findings[0].verdict, "confirmed");  // host times still measured
+  EXPECT_FALSE(res.findings[0].gpu_idle_ms);
+}
+
+TEST(RuntimeMerge, NoRecordsNothingMeasured) {
+  std::vector<rt::PlanSite> sites = {site(0, "TL101", "site", 10), site(1, "TL401", "none", 11)};
+  auto res = rt::measure(sites, {}, {});
+  EXPECT_FALSE(res.run.have_records);
+  EXPECT_EQ(res.findings[0].verdict, "not-measurable");
+  EXPECT_EQ(res.findings[1].reason, "this rule has no runtime probe");
+  ASSERT_FALSE(res.run.notes.empty());
+  EXPECT_NE(res.run.notes[0].find("no records"), std::string::npos);
+}
+
+TEST(RuntimeMerge, WindowWithoutWaitsAndWithoutSteps) {
+  std::vector<rt::PlanSite> sites = {site(0, "TL101", "site", 10)};
+  // steps only: the window runs from step 1's end, and counts one step fewer
+  Rec m;
+  m.proc(500, 1, "main").site(0, 12, 14).step(1, 10).step(2, 20).step(3, 30).end("exit", 3);
+  TempDir d;
+  auto res = rt::measure(sites, read_dir(d, {{"rec-500.jsonl", m.text}}), {});
+  EXPECT_EQ(res.run.steps_counted, 2);
+  EXPECT_DOUBLE_EQ(res.run.mean_step_ms, 10.0);
+  EXPECT_NEAR(*res.findings[0].ms_per_step, 2.0 / 3.0, 1e-9);
+  EXPECT_NEAR(*res.findings[0].share, (2.0 / 3.0) / 10.0, 1e-9);
+  // an evaluation pass (iter + waits) before training does not stretch step 1
+  Rec e;
+  e.proc(501, 1, "main").iter(0, 1).wait(1, 2).wait(2, 3).iter(50, 51).wait(51, 52).step(1, 60).step(2, 70).end("exit", 2);
+  TempDir d3;
+  res = rt::measure(sites, read_dir(d3, {{"rec-501.jsonl", e.text}}), {});
+  EXPECT_EQ(res.run.window.length(), 19 * kMs);  // [51, 70]
+  // no optimizer step: shares are of the recorded run time
+  Rec n;
+  n.proc(502, 1, "main").site(0, 0, 5).site(0, 15, 20).end("exit", 0);
+  TempDir d2;
+  res = rt::measure(sites, read_dir(d2, {{"rec-502.jsonl", n.text}}), {});
+  EXPECT_FALSE(res.run.have_window);
+  EXPECT_EQ(res.findings[0].share_basis, "run");
+  EXPECT_NEAR(*res.findings[0].share, 0.5, 1e-9);
+  EXPECT_EQ(res.findings[0].verdict, "confirmed");
+}
+
+// torchrun: a launcher process without steps, two ranks. Run figures come from rank 0; a finding
+// reports the rank where it cost the most; each rank's worker joins its rank.
+TEST(RuntimeMerge, RanksAreGroupedAndTheSlowestRankReports) {
+  std::vector<rt::PlanSite> sites = {site(0, "TL103", "site", 10), site(1, "TL204", "site", 20)};
+  Rec launcher, r0, r1, w1;
+  launcher.proc(600, 1, "main").end("exit", 0);
+  r0.proc(601, 600, "rank", 0).wait(0, 1).site(0, 2, 3).step(1, 10).site(0, 12, 13).step(2, 20).end("exit", 2);
+  r1.proc(602, 600, "rank", 1).wait(0, 1).site(0, 2, 6).step(1, 10).site(0, 12, 16).step(2, 20).end("exit", 2);
+  w1.proc(603, 602, "worker").site(1, 1, 2).end("exit", 0);
+  TempDir d;
+  auto res = rt::measure(sites, read_dir(d, {{"rec-600.jsonl", launcher.text}, {"rec-601.jsonl", r0.text},
+                                            {"rec-602.jsonl", r1.text}, {"rec-603.jsonl", w1.text}}), {});
+  EXPECT_EQ(res.run.primary_pid, 601);
+  EXPECT_EQ(res.run.steps, 2);
+  EXPECT_EQ(res.findings[0].group_pid, 602);
+  ASSERT_TRUE(res.findings[0].rank);
+  EXPECT_EQ(*res.findings[0].rank, 1);
+  EXPECT_NEAR(res.findings[0].total_ms, 8.0, 1e-6);
+  EXPECT_EQ(res.findings[1].group_pid, 602);  // the worker of rank 1
+  EXPECT_EQ(res.findings[1].worker_calls, 1);
+}
+
+TEST(RuntimeMerge, UncleanEndsAndMaxSteps) {
+  std::vector<rt::PlanSite> sites = {site(0, "TL101", "site", 10)};
+  Rec m;
+  m.proc(700, 1, "main").wait(0, 1).site(0, 2, 3).step(1, 10).step(2, 20);  // killed: no end
+  TempDir d;
+  rt::MeasureOptions o;
+  o.exit_code = 137;
+  o.term_signal = SIGKILL;
+  auto res = rt::measure(sites, read_dir(d, {{"rec-700.jsonl", m.text}}), o);
+  ASSERT_EQ(res.run.processes.size(), 1u);
+  EXPECT_FALSE(res.run.processes[0].clean);
+  EXPECT_NE(res.run.processes[0].note.find("killed or crashed"), std::string::npos);
+  EXPECT_EQ(res.findings[0].verdict, "confirmed");  // what it wrote is still reported
+  EXPECT_FALSE(res.run.stopped_early);
+
+  Rec s;
+  s.proc(701, 1, "main").wait(0, 1).step(1, 10).step(2, 20).end("max-steps", 2);
+  TempDir d2;
+  o = {};
+  o.max_steps = 2;
+  res = rt::measure(sites, read_dir(d2, {{"rec-701.jsonl", s.text}}), o);
+  EXPECT_TRUE(res.run.stopped_early);
+  EXPECT_TRUE(res.run.processes[0].clean);
+}
+
+// ---- reports ------------------------------------------------------------------------------------
+
+TEST(RuntimeReport, TextTableJsonAndTrace) {
+  TempDir d;
+  ScenarioA a;
+  auto procs = read_dir(d, {{"rec-100.jsonl", a.main_text}, {"rec-101.jsonl", a.worker_text}});
+  rt::MeasureOptions o;
+  o.max_steps = 4;
+  auto m = rt::measure(a.sites, procs, o);
+  auto lint = lint_for(a.sites);
+  rt::RunContext ctx;
+  ctx.lint = &lint;
+  ctx.sites = &a.sites;
+  ctx.m = &m;
+  ctx.anchor.path = "train.py";
+  ctx.anchor.range.start = {138, 13};
+  ctx.command = {"/usr/bin/python3", "train.py"};
+
+  std::ostringstream out;
+  rt::write_run_text(out, ctx);
+  std::string t = out.str();
+  EXPECT_NE(t.find("4 steps in 40.0 ms (mean step 10.0 ms)"), std::string::npos) << t;
+  EXPECT_NE(t.find("GPU idle ms"), std::string::npos);
+  EXPECT_NE(t.find("n/a: no-gpu"), std::string::npos);
+  // ranked by measured cost: TL101 (8 ms) before TL201 (4 ms) and TL204, TL103 last of the measured
+  size_t p101 = t.find("TL101  train.py:150"), p201 = t.find("TL201  train.py:124"), p103 = t.find("TL103  train.py:149"),
+         p304 = t.find("TL304  train.py:110");
+  ASSERT_NE(p101, std::string::npos) << t;
+  EXPECT_LT(p101, p201);
+  EXPECT_LT(p201, p103);
+  EXPECT_LT(p103, p304);
+  EXPECT_NE(t.find("20.0%"), std::string::npos);
+  EXPECT_NE(t.find("TL901 data-stall  train.py:138"), std::string::npos);
+  EXPECT_NE(t.find("estimated step time if the confirmed findings were fixed: 10.0 ms -> 7.00 ms"), std::string::npos)
+      << t;
+  EXPECT_NE(t.find("stopped early: --max-steps 4"), std::string::npos);
+  EXPECT_NE(t.find("not measured (no runtime probe for the rule): TL401 train.py:109"), std::string::npos);
+
+  json j = rt::run_json(ctx);
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_EQ(j["findings"].size(), a.sites.size() + 2);  // + TL901, TL902
+  EXPECT_EQ(j["findings"][0]["code"], "TL101");
+  EXPECT_EQ(j["findings"][0]["runtime"]["verdict"], "confirmed");
+  EXPECT_EQ(j["findings"][0]["runtime"]["calls"], 4);
+  EXPECT_NEAR(j["findings"][0]["runtime"]["share"].get<double>(), 0.2, 1e-9);
+  EXPECT_TRUE(j["findings"][0]["runtime"]["gpu_idle_ms"].is_null());
+  EXPECT_EQ(j["findings"][0]["runtime"]["callee"], "gc.collect");
+  EXPECT_EQ(j["findings"][a.sites.size()]["code"], "TL901");
+  EXPECT_EQ(j["findings"][a.sites.size()]["range"]["start"]["line"], 138);
+  EXPECT_TRUE(j["findings"][a.sites.size()]["runtime"]["runtime_only"].get<bool>());
+  EXPECT_EQ(j["run"]["steps"], 4);
+  EXPECT_EQ(j["run"]["exit_code"], 0);
+  EXPECT_TRUE(j["run"]["stopped_early"].get<bool>());
+  EXPECT_EQ(j["run"]["gpu"]["status"], "no-gpu");
+  EXPECT_EQ(j["run"]["processes"].size(), 2u);
+
+  json tr = rt::trace_json(procs, a.sites);
+  ASSERT_TRUE(tr["traceEvents"].is_array());
+  int steps = 0, gc_site = 0, waits = 0, worker_sites = 0;
+  for (auto& e : tr["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    EXPECT_GE(e["ts"].get<double>(), 0.0);
+    if (e["cat"] == "step") ++steps;
+    if (e["name"] == "TL101 gc.collect") ++gc_site;
+    if (e["name"] == "data wait") ++waits;
+    if (e["pid"] == 101 && e["cat"] == "site") ++worker_sites;
+  }
+  EXPECT_EQ(steps, 4);
+  EXPECT_EQ(gc_site, 4);
+  EXPECT_EQ(waits, 4);
+  EXPECT_EQ(worker_sites, 8);
+}
+
+TEST(RuntimeReport, TraceHasOneTrackPerGpuStream) {
+  Rec m;
+  m.proc(800, 1, "main").kernel(1, 2, 7).kernel(1.5, 3, 13).kernel(4, 5, 7).memcpy(5, 6, "HtoD", "pageable");
+  TempDir d;
+  auto procs = read_dir(d, {{"rec-800.jsonl", m.text}});
+  json tr = rt::trace_json(procs, {});
+  std::set<std::string> names;
+  std::map<int64_t, int> per_tid;
+  for (auto& e : tr["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") names.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "X" && e["cat"] == "gpu") ++per_tid[e["tid"].get<int64_t>()];
+  }
+  EXPECT_TRUE(names.count("GPU 0 stream 7"));
+  EXPECT_TRUE(names.count("GPU 0 stream 13"));
+  EXPECT_TRUE(names.count("GPU 0 stream 14"));
+  EXPECT_EQ(per_tid.size(), 3u);
+  EXPECT_EQ(per_tid[1000], 2);  // stream 7, first seen
+}
+
+// ---- the plan -----------------------------------------------------------------------------------
+
+TEST(RuntimePlan, FindsTheScriptInACommand) {
+  EXPECT_EQ(rt::find_script({"/usr/bin/python3", "train.py", "--epochs", "1"}).script, "train.py");
+  EXPECT_EQ(rt::find_script({"python3.11", "-u", "-W", "ignore", "-X", "dev", "-Bq", "t.py", "x.py"}).script, "t.py");
+  EXPECT_EQ(rt::find_script({"python", "-Wignore", "t.py"}).script, "t.py");
+  EXPECT_EQ(rt::find_script({"./train.py", "--lr", "1"}).script, "./train.py");
+  EXPECT_EQ(rt::find_script({"torchrun", "--nproc_per_node=2", "train.py", "--x"}).script, "train.py");
+  auto m = rt::find_script({"python3", "-m", "torch.distributed.run", "train.py"});
+  EXPECT_TRUE(m.script.empty());
+  EXPECT_NE(m.error.find("-m torch.distributed.run` is not supported"), std::string::npos) << m.error;
+  EXPECT_NE(rt::find_script({"python3", "-c", "print(1)"}).error.find("-c CODE"), std::string::npos);
+  EXPECT_FALSE(rt::find_script({"python3"}).error.empty());
+  EXPECT_FALSE(rt::find_script({"bash", "run.sh"}).error.empty());
+  EXPECT_TRUE(rt::is_python_interpreter("/usr/bin/python3"));
+  EXPECT_TRUE(rt::is_python_interpreter("python3.11"));
+  EXPECT_FALSE(rt::is_python_interpreter("python3-config"));
+  EXPECT_FALSE(rt::is_python_interpreter("torchrun"));
+}
+
+TEST(RuntimePlan, TrainBadHasTheGcCollectSiteWithItsCallee) {
+  std::string script = tl::test::source_dir() + "/examples/train_bad.py";
+  std::string text = read_file(script);
+  // the line of `gc.collect()  # TL101`
+  size_t at = text.find("gc.collect()  # TL101");
+  ASSERT_NE(at, std::string::npos);
+  uint32_t line = 1 + static_cast<uint32_t>(std::count(text.begin(), text.begin() + static_cast<long>(at), '\n'));
+  tl::LintOptions o;
+  o.threads = 1;
+  auto plan = rt::build_plan(script, o);
+  ASSERT_TRUE(plan.script_found);
+  ASSERT_EQ(plan.sites.size(), plan.lint.findings.size());
+  const rt::PlanSite* gc = nullptr;
+  for (auto& s : plan.sites)
+    if (s.code == "TL101") gc = &s;
+  ASSERT_NE(gc, nullptr);
+  EXPECT_EQ(gc->line, line);
+  EXPECT_EQ(gc->probe, "site");
+  ASSERT_TRUE(gc->callee);
+  EXPECT_EQ(*gc->callee, "gc.collect");
+  EXPECT_TRUE(fs::path(gc->path).is_absolute());
+  EXPECT_TRUE(fs::equivalent(gc->path, script));
+  // other callees: a resolved name, a method of an unknown receiver, a DataLoader for data waits
+  std::map<std::string, std::string> callee_by_code;
+  for (auto& s : plan.sites) callee_by_code[s.code] = s.callee.value_or("null");
+  EXPECT_EQ(callee_by_code["TL103"], "torch.save");
+  EXPECT_EQ(callee_by_code["TL201"], "torch.utils.data.DataLoader");
+  EXPECT_EQ(callee_by_code["TL204"], "PIL.Image.open");
+  // runtime-only findings point at the training step loop
+  EXPECT_EQ(plan.anchor.range.start.line,
+            1 + static_cast<uint32_t>(std::count(text.begin(), text.begin() + static_cast<long>(text.find("            for i, (images, labels) in enumerate(loader):")), '\n')));
+
+  json pj = rt::plan_json(plan.sites, 5);
+  EXPECT_EQ(pj["version"], 1);
+  EXPECT_EQ(pj["max_steps"], 5);
+  bool found = false;
+  for (auto& s : pj["sites"]) {
+    EXPECT_TRUE(s.contains("callee"));
+    if (s["code"] == "TL101") {
+      found = true;
+      EXPECT_EQ(s["callee"], "gc.collect");
+      EXPECT_EQ(s["line"], line);
+      EXPECT_EQ(s["col"], gc->col);
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+// Only the findings of the script's program: a sibling script with its own findings is left out,
+// a module the script imports is kept.
+TEST(RuntimePlan, KeepsOnlyTheScriptsProgram) {
+  TempDir d;
+  write_file(d.path / "helpers.py", "import gc\n\ndef tidy():\n    gc.collect()\n");
+  write_file(d.path / "train.py",
+             "import torch\nfrom helpers import tidy\n\n"
+             "def main(model, loader, opt):\n"
+             "    for x, y in loader:\n"
+             "        loss = model(x).sum()\n"
+             "        loss.backward()\n"
+             "        opt.step()\n"
+             "        torch.save(model.state_dict(), 'c.pt')\n"
+             "        tidy()\n\n"
+             "if __name__ == '__main__':\n    main(None, [], None)\n");
+  write_file(d.path / "other.py",
+             "import torch\n\ndef main(model, loader, opt):\n    for x in loader:\n        model(x).sum().backward()\n"
+             "        opt.step()\n        torch.save(model, 'o.pt')\n\nif __name__ == '__main__':\n    main(None, [], None)\n");
+  tl::LintOptions o;
+  o.threads = 1;
+  auto plan = rt::build_plan((d.path / "train.py").string(), o);
+  std::set<std::string> files;
+  for (auto& f : plan.lint.findings) files.insert(fs::path(f.path).filename().string());
+  EXPECT_TRUE(files.count("train.py"));
+  EXPECT_TRUE(files.count("helpers.py"));
+  EXPECT_FALSE(files.count("other.py"));
+}
+
+// ---- the launcher, through the binary -------------------------------------------------------------
+
+namespace {
+
+struct Proc {
+  int rc = -1;
+  int sig = 0;
+  std::string out, err;
+};
+
+// Runs `trainlint ARGS` in `cwd` with stdin from `in` (a file or /dev/null) and extra environment.
+Proc run_tl(const std::string& args, const std::string& cwd, const std::string& in = "/dev/null",
+            const std::string& env = "") {
+  TempDir t;
+  std::string outp = (t.path / "out").string(), errp = (t.path / "err").string();
+  std::string cmd = "cd '" + cwd + "' && " + env + " '" + tl::test::binary() + "' " + args + " >'" + outp + "' 2>'" +
+                    errp + "' <'" + in + "'";
+  int status = std::system(cmd.c_str());
+  Proc r;
+  if (WIFEXITED(status)) r.rc = WEXITSTATUS(status);
+  r.out = read_file(outp);
+  r.err = read_file(errp);
+  return r;
+}
+
+bool bootstrap_built_in() { return !rt::boot_files().empty(); }
+
+}  // namespace
+
+TEST(RuntimeLauncher, PassesStdoutStdinAndExitCodeThrough) {
+  TempDir d;
+  write_file(d.path / "echo.py",
+             "import sys\n"
+             "data = sys.stdin.read()\n"
+             "sys.stdout.write('got:' + data.upper())\n"
+             "sys.stderr.write('program stderr\\n')\n"
+             "sys.exit(3)\n");
+  write_file(d.path / "input.txt", "hello\nworld\n");
+  TempDir tmp;
+  Proc r = run_tl("run -- /usr/bin/python3 echo.py", d.path.string(), (d.path / "input.txt").string(),
+                  "TMPDIR='" + tmp.path.string() + "'");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "got:HELLO\nWORLD\n");  // the program's stdout, and nothing else
+  EXPECT_EQ(r.err.rfind("program stderr\n", 0), 0u) << r.err;  // its stderr first, the report after
+  EXPECT_NE(r.err.find("trainlint run:"), std::string::npos);
+  EXPECT_NE(r.err.find("the program exited with code 3"), std::string::npos) << r.err;
+  // the temporary folder is gone
+  EXPECT_TRUE(fs::is_empty(tmp.path)) << "left behind in " << tmp.path;
+}
+
+TEST(RuntimeLauncher, ReportToAFileAndJson) {
+  TempDir d;
+  write_file(d.path / "ok.py", "print('fine')\n");
+  Proc r = run_tl("run --format json --output report.json --trace trace.json -- /usr/bin/python3 ok.py", d.path.string());
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "fine\n");
+  EXPECT_EQ(r.err, "");  // the report went to the file
+  json j = json::parse(read_file(d.path / "report.json"));
+  EXPECT_EQ(j["run"]["exit_code"], 0);
+  EXPECT_EQ(j["run"]["command"][1], "ok.py");
+  EXPECT_TRUE(j["findings"].is_array());
+  json tr = json::parse(read_file(d.path / "trace.json"));
+  EXPECT_TRUE(tr["traceEvents"].is_array());
+}
+
+TEST(RuntimeLauncher, ProgramThatCannotStart) {
+  TempDir d;
+  write_file(d.path / "t.py", "print(1)\n");
+  Proc r = run_tl("run -- /nonexistent/bin/python3 t.py", d.path.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("cannot start `/nonexistent/bin/python3`: No such file or directory"), std::string::npos) << r.err;
+  // a script that is not there, -m, nothing to run: usage errors
+  r = run_tl("run -- /usr/bin/python3 missing.py", d.path.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("cannot read the script `missing.py`"), std::string::npos) << r.err;
+  r = run_tl("run -- /usr/bin/python3 -m json.tool", d.path.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("is not supported"), std::string::npos);
+  r = run_tl("run", d.path.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("no program to run"), std::string::npos);
+  // a file that is not executable
+  write_file(d.path / "prog.py", "print(1)\n");
+  r = run_tl("run -- ./prog.py", d.path.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_NE(r.err.find("Permission denied"), std::string::npos) << r.err;
+}
+
+TEST(RuntimeLauncher, ArgumentsAfterDashesAreTheProgramsVerbatim) {
+  TempDir d;
+  write_file(d.path / "args.py", "import sys\nprint(sys.argv[1:])\n");
+  Proc r = run_tl("run --max-steps 2 -- /usr/bin/python3 args.py --max-steps 9 -- -x", d.path.string());
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(r.out, "['--max-steps', '9', '--', '-x']\n");
+}
+
+// SIGTERM sent to trainlint reaches the program; trainlint still reports, then ends the same way.
+TEST(RuntimeLauncher, ForwardsSigtermAndStillReports) {
+  TempDir d;
+  write_file(d.path / "sleepy.py",
+             "import pathlib, time\npathlib.Path('ready').write_text('1')\ntime.sleep(30)\n");
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (chdir(d.path.c_str()) != 0) _exit(99);
+    int null = open("/dev/null", O_RDWR);
+    dup2(null, 0);
+    dup2(null, 1);
+    dup2(null, 2);
+    std::string bin = tl::test::binary();
+    execl(bin.c_str(), bin.c_str(), "run", "--output", "report.txt", "--", "/usr/bin/python3", "sleepy.py",
+          static_cast<char*>(nullptr));
+    _exit(98);
+  }
+  ASSERT_GT(pid, 0);
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!fs::exists(d.path / "ready") && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_TRUE(fs::exists(d.path / "ready"));
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  std::string report = read_file(d.path / "report.txt");
+  EXPECT_NE(report.find("ended by SIGTERM"), std::string::npos) << report;
+}
+
+// ---- end to end, with the real bootstrap (Debian's python3-torch) -----------------------------------
+
+namespace {
+
+json run_example(const std::string& script) {
+  TempDir t;
+  std::string out = (t.path / "r.json").string();
+  Proc r = run_tl("run --max-steps 5 --format json --output '" + out + "' -- /usr/bin/python3 " + script,
+                  tl::test::source_dir());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  return json::parse(read_file(out));
+}
+
+const json* finding(const json& doc, const std::string& code) {
+  for (auto& f : doc["findings"])
+    if (f["code"] == code) return &f;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(RuntimeEndToEnd, TrainBadConfirmsGcCollectCheckpointAndDataWait) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  json doc = run_example("examples/train_bad.py");
+  EXPECT_EQ(doc["run"]["steps"], 5);
+  EXPECT_TRUE(doc["run"]["stopped_early"].get<bool>());
+  for (const char* code : {"TL101", "TL103", "TL201"}) {
+    const json* f = finding(doc, code);
+    ASSERT_NE(f, nullptr) << code;
+    const json& r = (*f)["runtime"];
+    EXPECT_EQ(r["verdict"], "confirmed") << code << ": " << r.dump();
+    EXPECT_GT(r["calls"].get<int64_t>(), 0) << code;
+    EXPECT_GT(r["total_ms"].get<double>(), 0.0) << code;
+    ASSERT_TRUE(r["share"].is_number()) << code;
+    EXPECT_GT(r["share"].get<double>(), 0.0) << code;
+  }
+  EXPECT_EQ((*finding(doc, "TL101"))["runtime"]["callee"], "gc.collect");
+}
+
+TEST(RuntimeEndToEnd, TrainGoodHasNoConfirmedFinding) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  json doc = run_example("examples/train_good.py");
+  EXPECT_EQ(doc["run"]["steps"], 5);
+  for (auto& f : doc["findings"]) {
+    if (f["runtime"].value("runtime_only", false)) continue;  // TL9xx describe the run, not a finding of the code
+    EXPECT_NE(f["runtime"]["verdict"], "confirmed") << f["code"];
+  }
+}
