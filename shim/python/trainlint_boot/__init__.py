@@ -617,11 +617,11 @@ def _tags_get(obj):
 
 
 def _file_resolver(callee):
-    by_real = _plan_sites.get(callee, {})
+    by_real = _plan_sites.setdefault(callee, {})
     cache = _file_tables.setdefault(callee, {})
 
     def resolve_file(co_filename):
-        table = by_real.get(_realpath(co_filename)) if by_real else None
+        table = by_real.get(_realpath(co_filename))
         cache[co_filename] = table
         return table
 
@@ -750,8 +750,14 @@ def _patch_attr(owner, attr, make, what):
                 raw = klass.__dict__[attr]
                 break
     current = getattr(owner, attr)
-    if getattr(current, "__trainlint_wrapped__", False) or getattr(raw, "__trainlint_wrapped__", False):
-        return False
+    for done in (current, raw):
+        if getattr(done, "__trainlint_wrapped__", False):
+            # Already a site wrapper (two callee names for one callable: torch.nn.DataParallel and
+            # torch.nn.parallel.DataParallel): its table takes this callee's sites too.
+            mine, theirs = getattr(make, "tables", None), getattr(done, "__trainlint_tables__", None)
+            if mine is not None and theirs is not None and mine[0] is not theirs[0]:
+                _merge_tables(theirs, mine[0])
+            return False
     if isinstance(raw, staticmethod):
         new = staticmethod(_finish_wrapper(make(raw.__func__), raw.__func__))
     elif isinstance(raw, classmethod):
@@ -761,8 +767,22 @@ def _patch_attr(owner, attr, make, what):
         new = _finish_wrapper(make(raw), raw)
     else:
         new = _finish_wrapper(make(current), current)
+    tables = getattr(make, "tables", None)
+    if tables is not None:
+        (new.__func__ if isinstance(new, staticmethod) else new).__trainlint_tables__ = tables
     setattr(owner, attr, new)
     return True
+
+
+def _merge_tables(into, by_real):
+    """Adds the sites of `by_real` ({realpath: {line: (timed, tags)}}) to a wrapper's tables."""
+    into_real, into_cache = into
+    for rp, lines in by_real.items():
+        table = into_real.setdefault(rp, {})
+        for ln, (t, g) in lines.items():
+            t0, g0 = table.get(ln, ((), ()))
+            table[ln] = (t0 + tuple(i for i in t if i not in t0), g0 + tuple(i for i in g if i not in g0))
+    into_cache.clear()  # files are looked up again
 
 
 def _site_maker(callee):
@@ -771,6 +791,7 @@ def _site_maker(callee):
     def make(orig):
         return _W["make_site_wrapper"](orig, files, resolve_file, _emit_site, _mono, _getframe, _tag)
 
+    make.tables = (_plan_sites.setdefault(callee, {}), files)
     return make
 
 
@@ -885,8 +906,11 @@ def _on_step():
             _S.shim.tl_shim_flush()
     except Exception:
         pass
-    if _S.max_steps > 0 and n >= _S.max_steps and not _S.worker_flag and not _S.ended:
-        _end("max-steps")
+    if _S.max_steps > 0 and n >= _S.max_steps and not _S.worker_flag:
+        # Raised again at every later step: a program whose `except BaseException:` swallowed the
+        # first one still stops at its next optimizer step.
+        if not _S.ended:
+            _end("max-steps")
         raise SystemExit(0)
 
 
