@@ -2,7 +2,7 @@
 # README command 2 (and .ci/run): install what is missing, build everything, run every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh --runtime-tests
 jobs=$(nproc 2>/dev/null || echo 2)
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTRAINLINT_TESTS=ON -DTRAINLINT_BENCH=ON >/dev/null
 cmake --build build-test -j "$jobs"
