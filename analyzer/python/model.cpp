@@ -165,6 +165,35 @@ Module* ProgramModel::module_for(std::string_view qname, std::string* rest, cons
   return nullptr;
 }
 
+Module* ProgramModel::relative_module(const Module& from, const std::string& q, std::string* rest) const {
+  size_t dots = 0;
+  while (dots < q.size() && q[dots] == '.') ++dots;
+  std::filesystem::path dir = std::filesystem::path(from.path).parent_path();
+  for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
+  std::vector<std::string> comps;
+  std::string remain = q.substr(dots);
+  for (size_t s0 = 0; !remain.empty();) {
+    size_t e = remain.find('.', s0);
+    comps.push_back(remain.substr(s0, e == std::string::npos ? std::string::npos : e - s0));
+    if (e == std::string::npos) break;
+    s0 = e + 1;
+  }
+  for (size_t take = comps.size() + 1; take-- > 0;) {
+    std::filesystem::path p = dir;
+    for (size_t i = 0; i < take; ++i) p /= comps[i];
+    for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
+      auto it = by_dotted_.find("@path:" + path_key(cand));
+      if (it == by_dotted_.end() || it->second.empty()) continue;
+      if (rest) {
+        rest->clear();
+        for (size_t i = take; i < comps.size(); ++i) *rest += (rest->empty() ? "" : ".") + comps[i];
+      }
+      return it->second.front();
+    }
+  }
+  return nullptr;
+}
+
 ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const Scope* scope, int depth) const {
   Resolved r;
   const Tree& t = m.tree;
@@ -269,30 +298,10 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
   };
   from_qname = [&](const std::string& q, const Module& from) -> Resolved {
     if (!q.empty() && q[0] == '.') {
-      size_t dots = 0;
-      while (dots < q.size() && q[dots] == '.') ++dots;
-      std::filesystem::path dir = std::filesystem::path(from.path).parent_path();
-      for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
-      std::vector<std::string> comps;
-      std::string remain = q.substr(dots);
-      for (size_t s0 = 0; !remain.empty() && s0 <= remain.size();) {
-        size_t e = remain.find('.', s0);
-        comps.push_back(remain.substr(s0, e == std::string::npos ? std::string::npos : e - s0));
-        if (e == std::string::npos) break;
-        s0 = e + 1;
-      }
-      for (size_t take = comps.size() + 1; take-- > 0;) {
-        std::filesystem::path p = dir;
-        for (size_t i = 0; i < take; ++i) p /= comps[i];
-        for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
-          auto it = by_dotted_.find("@path:" + path_key(cand));
-          if (it == by_dotted_.end() || it->second.empty()) continue;
-          std::string rest;
-          for (size_t i = take; i < comps.size(); ++i) rest += (rest.empty() ? "" : ".") + comps[i];
-          return in_module(it->second.front(), rest);
-        }
-      }
-      return Resolved{};  // an unanalysed relative module: unknown, never a guess
+      std::string rest;
+      Module* target = relative_module(from, q, &rest);
+      if (!target) return Resolved{};  // an unanalysed relative module: unknown, never a guess
+      return in_module(target, rest);
     }
     std::string rest;
     Module* target = module_for(q, &rest, &from);

@@ -341,6 +341,9 @@ class ProgramModel {
   };
   Resolved resolve(const Module& m, NodeId expr, const Scope* scope, int depth) const;
   Module* module_for(std::string_view qname, std::string* rest, const Module* from = nullptr) const;
+  // A relative import (".utils.x", "..pkg") of `from`: the analysed module named by the longest
+  // prefix of its components, and the remaining dotted names in `rest`; null when not analysed.
+  Module* relative_module(const Module& from, const std::string& q, std::string* rest) const;
   const Scope* scope_at(const Module& m, NodeId n) const;
   TypeKind param_type_from_callers(const Module& m, const Function* f, std::string_view param, int depth) const;
   ValueSet dict_key_values(const Module& m, NodeId dict_expr, std::string_view key, int depth) const;

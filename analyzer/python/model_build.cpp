@@ -169,23 +169,8 @@ struct ModelBuilder {
       std::string rest;
       Module* sm = nullptr;
       if (!base.empty() && base[0] == '.') {
-        std::filesystem::path dir = std::filesystem::path(m.path).parent_path();
-        size_t dots = 0;
-        while (dots < base.size() && base[dots] == '.') ++dots;
-        for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
-        std::string remain = base.substr(dots);
-        std::filesystem::path p = dir;
-        size_t s = 0;
-        while (!remain.empty()) {
-          size_t e = remain.find('.', s);
-          p /= remain.substr(s, e == std::string::npos ? std::string::npos : e - s);
-          if (e == std::string::npos) break;
-          s = e + 1;
-        }
-        for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
-          auto it = pm.by_dotted_.find("@path:" + path_key(cand));
-          if (it != pm.by_dotted_.end()) sm = it->second.front();
-        }
+        sm = pm.relative_module(m, base, &rest);
+        if (!rest.empty()) sm = nullptr;
       } else {
         sm = pm.module_for(base, &rest, &m);
         if (!rest.empty()) sm = nullptr;
@@ -238,27 +223,8 @@ struct ModelBuilder {
       for (auto& q : m.imported_modules) {
         Module* t = nullptr;
         if (!q.empty() && q[0] == '.') {
-          std::filesystem::path dir = std::filesystem::path(m.path).parent_path();
-          size_t dots = 0;
-          while (dots < q.size() && q[dots] == '.') ++dots;
-          for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
-          std::string remain = q.substr(dots);
-          std::vector<std::string> comps;
-          size_t s = 0;
-          while (!remain.empty()) {
-            size_t e = remain.find('.', s);
-            comps.push_back(remain.substr(s, e == std::string::npos ? std::string::npos : e - s));
-            if (e == std::string::npos) break;
-            s = e + 1;
-          }
-          for (size_t take = comps.size() + 1; take-- > 0 && !t;) {
-            std::filesystem::path p = dir;
-            for (size_t i = 0; i < take; ++i) p /= comps[i];
-            for (auto cand : {p.string() + ".py", (p / "__init__.py").string()}) {
-              auto it = pm.by_dotted_.find("@path:" + path_key(cand));
-              if (it != pm.by_dotted_.end()) t = it->second.front();
-            }
-          }
+          std::string rest;
+          t = pm.relative_module(m, q, &rest);
         } else {
           std::string rest;
           t = pm.module_for(q, &rest, &m);
