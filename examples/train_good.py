@@ -96,7 +96,10 @@ class SmallCNN(nn.Module):
             nn.ReLU(inplace=True),
             nn.AdaptiveAvgPool2d(1),
         )
-        self.classifier = nn.Linear(32, num_classes)
+        # a head of a realistic size: its checkpoint is a few MB, as a real model's would be larger
+        self.classifier = nn.Sequential(
+            nn.Linear(32, 512), nn.ReLU(inplace=True), nn.Linear(512, 512), nn.ReLU(inplace=True), nn.Linear(512, num_classes)
+        )
 
     def forward(self, x):
         return self.classifier(torch.flatten(self.features(x), 1))

@@ -771,10 +771,10 @@ TEST(RuntimeLauncher, ForwardsSigtermAndStillReports) {
 
 namespace {
 
-json run_example(const std::string& script) {
+json run_example(const std::string& script, const std::string& extra = "") {
   TempDir t;
   std::string out = (t.path / "r.json").string();
-  Proc r = run_tl("run --max-steps 5 --format json --output '" + out + "' -- /usr/bin/python3 " + script,
+  Proc r = run_tl("run --max-steps 5 " + extra + " --format json --output '" + out + "' -- /usr/bin/python3 " + script,
                   tl::test::source_dir());
   EXPECT_EQ(r.rc, 0) << r.err;
   return json::parse(read_file(out));
@@ -790,7 +790,9 @@ const json* finding(const json& doc, const std::string& code) {
 
 TEST(RuntimeEndToEnd, TrainBadConfirmsGcCollectCheckpointAndDataWait) {
   if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
-  json doc = run_example("examples/train_bad.py");
+  // A per-step torch.save of this model costs about 3 % of a step here; under a loaded CI machine
+  // (ctest -j) the share shrinks, so confirm at 0.5 % rather than the 1 % default.
+  json doc = run_example("examples/train_bad.py", "--threshold 0.5");
   EXPECT_EQ(doc["run"]["steps"], 5);
   EXPECT_TRUE(doc["run"]["stopped_early"].get<bool>());
   for (const char* code : {"TL101", "TL103", "TL201"}) {
