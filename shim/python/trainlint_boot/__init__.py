@@ -193,24 +193,24 @@ def _emit_site(ids, t0, t1):
         pass
 
 
-def _emit_wait(t0, t1, ids):
+def _emit_loader(kind, t0, t1, ids):
+    """A DataLoader `wait` (next batch) or `iter` (worker start-up) record, tagged with the
+    plan id of the DataLoader's site when the loader was built at one."""
     try:
         if ids:
-            _emit('{"t":"wait","start":%d,"end":%d,"id":%d}\n' % (t0, t1, ids[0]))
+            _emit('{"t":"%s","start":%d,"end":%d,"id":%d}\n' % (kind, t0, t1, ids[0]))
         else:
-            _emit('{"t":"wait","start":%d,"end":%d}\n' % (t0, t1))
+            _emit('{"t":"%s","start":%d,"end":%d}\n' % (kind, t0, t1))
     except Exception:
         pass
+
+
+def _emit_wait(t0, t1, ids):
+    _emit_loader("wait", t0, t1, ids)
 
 
 def _emit_iter(t0, t1, ids):
-    try:
-        if ids:
-            _emit('{"t":"iter","start":%d,"end":%d,"id":%d}\n' % (t0, t1, ids[0]))
-        else:
-            _emit('{"t":"iter","start":%d,"end":%d}\n' % (t0, t1))
-    except Exception:
-        pass
+    _emit_loader("iter", t0, t1, ids)
 
 
 def _note(text):
