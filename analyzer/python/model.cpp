@@ -776,6 +776,12 @@ std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr, uin
     for (const Scope* s = scope_at(m, expr); s; s = s->parent)
       if (auto* bs = s->find_local(name)) {
         for (auto& b : *bs) {
+          if (b.kind == Binding::Kind::Assign && !b.whole && b.stmt != kNone && b.value != kNone &&
+              t.is(b.value, K::Call)) {
+            // `train_dl, valid_dl = get_data(opts)`: the element of what get_data returns
+            tuple_element_origins(m, b.stmt, name, b.value, out);
+            continue;
+          }
           if (!((b.kind == Binding::Kind::Assign || b.kind == Binding::Kind::WithTarget) && b.whole)) continue;
           if (before != UINT32_MAX && b.stmt != kNone && t[b.stmt].start >= before && s->fn == m.enclosing_function(expr))
             continue;  // bound after the use, in the same straight-line scope
@@ -798,6 +804,39 @@ std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr, uin
     of_value(m, expr, 0);
   }
   return out;
+}
+
+void ProgramModel::tuple_element_origins(const Module& m, NodeId assign, std::string_view name, NodeId call,
+                                         std::vector<std::string>& out) const {
+  const Tree& t = m.tree;
+  NodeId left = t.field(assign, F::Left);
+  if (left == kNone || !(t.is(left, K::PatternList) || t.is(left, K::TuplePattern))) return;
+  auto els = t.named_children(left);
+  size_t index = els.size();
+  for (size_t i = 0; i < els.size(); ++i)
+    if (t.is(els[i], K::Identifier) && t.text(els[i]) == name) index = i;
+  if (index == els.size()) return;
+  const Call* c = m.call_at(call);
+  if (!c || !c->target || c->target->body == kNone) return;
+  const Function& f = *c->target;
+  const Tree& ft = f.mod->tree;
+  std::vector<NodeId> stack{f.body};
+  while (!stack.empty()) {
+    NodeId x = stack.back();
+    stack.pop_back();
+    if (ft.is(x, K::FunctionDefinition) || ft.is(x, K::ClassDefinition) || ft.is(x, K::Lambda)) continue;
+    if (ft.is(x, K::ReturnStatement)) {
+      NodeId v = ft.first_named_child(x);
+      if (v != kNone && (ft.is(v, K::ExpressionList) || ft.is(v, K::Tuple))) {
+        auto rets = ft.named_children(v);
+        if (index < rets.size())
+          for (auto& o : origins(*f.mod, rets[index])) out.push_back(o);
+      }
+      continue;
+    }
+    for (NodeId ch = ft[x].first_child; ch != kNone; ch = ft[ch].next_sibling)
+      if (ft[ch].named) stack.push_back(ch);
+  }
 }
 
 const std::vector<Binding>* ProgramModel::bindings_of(const Module& m, NodeId id) const {

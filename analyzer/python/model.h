@@ -345,6 +345,8 @@ class ProgramModel {
   // prefix of its components, and the remaining dotted names in `rest`; null when not analysed.
   Module* relative_module(const Module& from, const std::string& q, std::string* rest) const;
   const Scope* scope_at(const Module& m, NodeId n) const;
+  void tuple_element_origins(const Module& m, NodeId assign, std::string_view name, NodeId call,
+                             std::vector<std::string>& out) const;
   TypeKind param_type_from_callers(const Module& m, const Function* f, std::string_view param, int depth) const;
   ValueSet dict_key_values(const Module& m, NodeId dict_expr, std::string_view key, int depth) const;
 };
