@@ -738,6 +738,10 @@ ValueSet ProgramModel::keyword_values(const Module& m, const Call& c, std::strin
   return vs;
 }
 
+namespace {
+thread_local int g_origins_depth = 0;  // factories followed through their returns, bounded
+}  // namespace
+
 std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr, uint32_t before) const {
   std::vector<std::string> out;
   const Tree& t = m.tree;
@@ -770,6 +774,26 @@ std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr, uin
     Resolved r = resolve(mm, callee, scope_at(mm, callee), 0);
     if (r.kind == Resolved::Kind::External) out.push_back(r.qname);
     else if (r.kind == Resolved::Kind::Class) out.push_back("class:" + r.cls->qualname);
+    else if (r.kind == Resolved::Kind::Function && r.fn && r.fn->body != kNone && g_origins_depth < 4) {
+      // an analysed factory (`build_dataset(...)`, `get_model()`): what its returns come from
+      ++g_origins_depth;
+      const Tree& ft = r.fn->mod->tree;
+      std::vector<NodeId> stack{r.fn->body};
+      while (!stack.empty()) {
+        NodeId x = stack.back();
+        stack.pop_back();
+        if (ft.is(x, K::FunctionDefinition) || ft.is(x, K::ClassDefinition) || ft.is(x, K::Lambda)) continue;
+        if (ft.is(x, K::ReturnStatement)) {
+          NodeId rv = ft.first_named_child(x);
+          if (rv != kNone && !ft.is(rv, K::ExpressionList) && !ft.is(rv, K::Tuple))
+            for (auto& o : origins(*r.fn->mod, rv)) out.push_back(o);
+          continue;
+        }
+        for (NodeId ch = ft[x].first_child; ch != kNone; ch = ft[ch].next_sibling)
+          if (ft[ch].named) stack.push_back(ch);
+      }
+      --g_origins_depth;
+    }
   };
   if (t.is(expr, K::Identifier)) {
     std::string_view name = t.text(expr);

@@ -702,6 +702,24 @@ struct ModelBuilder {
           for (const char* meth : {"__getitem__", "__getitems__", "__iter__", "__next__"})
             if (auto it = cp->methods.find(meth); it != cp->methods.end())
               add_root(it->second, "`" + std::string(meth) + "` of Dataset `" + std::string(cp->name) + "`");
+      // a class whose instances are handed to a DataLoader is a dataset, whatever its bases
+      for (auto& c : m.calls) {
+        if (c.qname != "torch.utils.data.DataLoader" && c.qname != "torch.utils.data.dataloader.DataLoader") continue;
+        NodeId ds = pm.keyword_arg(m, c, "dataset");
+        if (ds == kNone) ds = pm.positional_arg(m, c, 0);
+        if (ds == kNone) continue;
+        for (auto& o : pm.origins(m, ds)) {
+          if (o.rfind("class:", 0) != 0) continue;
+          std::string qual = o.substr(6);
+          for (auto& mp2 : pm.modules_)
+            for (auto& cl : mp2->classes)
+              if (cl->qualname == qual && !is_dataset_class(*cl))
+                for (const char* meth : {"__getitem__", "__iter__"})
+                  if (auto it = cl->methods.find(meth); it != cl->methods.end())
+                    add_root(it->second, "`" + std::string(meth) + "` of `" + std::string(cl->name) +
+                                             "` (its instances are DataLoader datasets)");
+        }
+      }
       // functions handed to the pipeline: collate_fn=, transform=, loader=, ...
       const Tree& t = m.tree;
       for (auto& c : m.calls) {

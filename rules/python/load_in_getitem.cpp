@@ -190,12 +190,12 @@ void check_load_in_getitem(RuleContext& ctx) {
   std::vector<const py::Function*> roots;
   for (auto& fp : ctx.mod.functions) {
     const py::DataPathInfo* dp = ctx.model.data_path(fp.get());
-    if (!dp || dp->root->name != "__getitem__" || !dp->root->cls || !py::is_dataset_class(*dp->root->cls)) continue;
+    if (!dp || dp->root->name != "__getitem__" || !dp->root->cls) continue;
     if (std::find(roots.begin(), roots.end(), dp->root) == roots.end()) roots.push_back(dp->root);
   }
   for (const py::Function* gi : roots) {
     if (gi->params.size() < 2) continue;
-    Analyzer a{ctx, gi, "`__getitem__` of Dataset `" + std::string(gi->cls->name) + "`", {}};
+    Analyzer a{ctx, gi, "`__getitem__` of `" + std::string(gi->cls->name) + "`", {}};
     a.visit(*gi, {std::string(gi->params[1])}, {});
   }
 }
