@@ -32,7 +32,8 @@ int cmd_rules(bool all) {
     if (!all && !r.check) continue;
     std::printf("%s  %-34s %-8s %-13s %s%s\n", std::string(r.code).c_str(), std::string(r.slug).c_str(),
                 std::string(tl::severity_name(r.severity)).c_str(), std::string(r.languages).c_str(),
-                std::string(r.summary).c_str(), r.check ? "" : "  (not yet implemented for Python)");
+                std::string(r.summary).c_str(),
+                r.check ? "" : (r.languages == "runtime only" ? "  (reported by `trainlint run`)" : "  (not yet implemented)"));
   }
   return 0;
 }
