@@ -290,6 +290,7 @@ struct Collector {
         if (ch == '-') ch = '_';
       d.dest = s;
     }
+    d.mod = &m;
     if (!d.dest.empty()) m.argdefs.push_back(std::move(d));
   }
 

@@ -119,12 +119,8 @@ ProgramModel& ProgramModel::operator=(ProgramModel&&) noexcept = default;
 const Scope* ProgramModel::scope_at(const Module& m, NodeId n) const {
   Function* f = m.enclosing_function(n);
   // A function's own name and decorators belong to the enclosing scope, its body to its own.
-  if (f && (n == f->def || (f->body != kNone && !m.tree.contains(f->body, n)))) {
-    bool in_params = false;
-    NodeId params = m.tree.field(f->def, F::Parameters);
-    if (params != kNone && m.tree.contains(params, n)) in_params = true;
-    if (!in_params || true) f = f->outer;
-  }
+  // (Parameter defaults are evaluated in the enclosing scope too.)
+  if (f && (n == f->def || (f->body != kNone && !m.tree.contains(f->body, n)))) f = f->outer;
   return f ? &f->scope : &m.scope;
 }
 
@@ -329,10 +325,6 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
       for (auto& [sm, node] : m.star_imports) {
         if (!name.empty() && name[0] == '_') continue;
         if (auto* bs = sm->scope.find_local(name)) return from_bindings(*bs, *sm, name);
-      }
-      for (auto& [base, node] : m.star_import_names) {
-        (void)node;
-        (void)base;
       }
       if (!m.star_import_names.empty() && m.star_imports.size() < m.star_import_names.size()) {
         // An external star import could bring this name: unknown, never a guess.
@@ -557,19 +549,8 @@ ValueSet ProgramModel::eval(const Module& m, NodeId expr, int depth) const {
           continue;
         }
         // the default lives in the module that declared it
-        for (auto& mod : modules_) {
-          bool mine = false;
-          for (auto& a : mod->argdefs)
-            if (&a == d) mine = true;
-          if (mine) {
-            vs.merge(eval(*mod, d->default_value, depth + 1));
-            break;
-          }
-        }
+        vs.merge(eval(*d->mod, d->default_value, depth + 1));
       }
-      // `args.workers = ...` anywhere overrides the default
-      for (auto& mod : modules_)
-        for (auto& c : mod->classes) (void)c;
       return vs;
     }
     default: break;

@@ -121,6 +121,7 @@ struct Loop {
 };
 
 struct ArgDef {  // parser.add_argument(...)
+  const Module* mod = nullptr;  // the module that declares it (its default is evaluated there)
   std::string dest;
   NodeId default_value = kNone;
   bool has_default = false;
@@ -276,6 +277,11 @@ class ProgramModel {
   NodeId positional_arg(const Module& m, const Call& c, size_t i) const;
   size_t positional_count(const Module& m, const Call& c) const;
   bool has_splat(const Module& m, const Call& c) const;
+
+  // RULES.md "optimizer step": optimizer.step(), scaler.step(opt), a framework's step.
+  bool is_optimizer_step(const Module& m, const Call& c) const;
+  // A backward pass: x.backward(), manual_backward(...), torch.autograd.backward(...).
+  static bool is_backward(const Call& c);
 
   // Origins of a name or attribute: the qualified names of the calls whose results it is bound
   // to (e.g. "torch.utils.data.DataLoader", "PIL.Image.open"), or "class:<qualname>" for analysed

@@ -35,10 +35,6 @@ void parallel_for(size_t n, unsigned threads, Fn&& fn) {
   for (auto& th : pool) th.join();
 }
 
-std::string path_key(const std::string& p) {
-  return std::filesystem::path(p).lexically_normal().generic_string();
-}
-
 bool is_optimizer_name(std::string_view recv_last) {
   std::string s;
   for (char c : recv_last) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
@@ -59,27 +55,8 @@ bool is_optimizer_name(std::string_view recv_last) {
 struct ModelBuilder {
   ProgramModel& pm;
 
-  bool is_opt_step(const Module& m, const Call& c) const {
-    if (c.qname == "torch_xla.core.xla_model.optimizer_step") return true;
-    if (c.method != "step" || c.receiver == kNone) return false;
-    for (auto& o : pm.origins(m, c.receiver)) {
-      if (o.rfind("torch.optim.lr_scheduler", 0) == 0) return false;
-      if (o.rfind("torch.optim.", 0) == 0 || icontains(o, "optim")) return true;
-    }
-    std::string d = dotted_text(m.tree, c.receiver);
-    if (d.empty()) {
-      // opt_list[i].step(), self.optimizers()[0].step()
-      auto txt = m.tree.text(c.receiver);
-      return icontains(txt, "optim");
-    }
-    std::string_view last = last_component(d);
-    if (icontains(last, "scaler")) return m.tree.field(c.node, F::Arguments) != kNone && pm.positional_count(m, c) >= 1;
-    return is_optimizer_name(last);
-  }
-
-  static bool is_backward(const Call& c) {
-    return c.method == "backward" || c.method == "manual_backward" || c.qname == "torch.autograd.backward";
-  }
+  bool is_opt_step(const Module& m, const Call& c) const { return pm.is_optimizer_step(m, c); }
+  static bool is_backward(const Call& c) { return ProgramModel::is_backward(c); }
 
   bool is_loader_expr(const Module& m, NodeId e, int depth = 0) const {
     const Tree& t = m.tree;
@@ -524,13 +501,12 @@ struct ModelBuilder {
             if (L.data_loop) nested_data_cand[p] = 1;
           }
       for (auto& L : m.loops) {
-        bool via_calls_data = false, via_calls_cand = false;
+        if (!cand[L.index]) continue;
+        bool via_calls_data = false;
         for (uint32_t ci : L.calls) {
           const Call& c = m.calls[ci];
           if (c.target && fn_has_train_data_loop[c.target->id]) via_calls_data = true;
-          if (c.target && fn_has_candidate[c.target->id]) via_calls_cand = true;
         }
-        if (!cand[L.index]) continue;
         if (L.data_loop && !nested_data_cand[L.index] && !via_calls_data) L.kind = LoopKind::TrainStep;
       }
       for (auto& L : m.loops) {
@@ -891,6 +867,28 @@ struct ModelBuilder {
     }
   }
 };
+
+bool ProgramModel::is_optimizer_step(const Module& m, const Call& c) const {
+  if (c.qname == "torch_xla.core.xla_model.optimizer_step") return true;
+  if (c.method != "step" || c.receiver == kNone) return false;
+  for (auto& o : origins(m, c.receiver)) {
+    if (o.rfind("torch.optim.lr_scheduler", 0) == 0) return false;
+    if (o.rfind("torch.optim.", 0) == 0 || icontains(o, "optim")) return true;
+  }
+  std::string d = dotted_text(m.tree, c.receiver);
+  if (d.empty()) {
+    // opt_list[i].step(), self.optimizers()[0].step()
+    auto txt = m.tree.text(c.receiver);
+    return icontains(txt, "optim");
+  }
+  std::string_view last = last_component(d);
+  if (icontains(last, "scaler")) return m.tree.field(c.node, F::Arguments) != kNone && positional_count(m, c) >= 1;
+  return is_optimizer_name(last);
+}
+
+bool ProgramModel::is_backward(const Call& c) {
+  return c.method == "backward" || c.method == "manual_backward" || c.qname == "torch.autograd.backward";
+}
 
 namespace {
 // TRAINLINT_TIMING=1 prints the time of each phase to stderr (for bench notes and profiling).

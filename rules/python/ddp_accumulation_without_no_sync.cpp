@@ -9,11 +9,6 @@ bool is_ddp_ctor(std::string_view q);
 
 namespace {
 
-bool is_opt_step_call(const py::Call& c) {
-  if (c.method != "step" || c.receiver == py::kNone) return false;
-  return true;
-}
-
 // Does the text of function f (or the step loop) handle DDP gradient sync itself?
 bool handles_sync(std::string_view text) {
   return text.find("no_sync") != std::string_view::npos || text.find("require_backward_grad_sync") != std::string_view::npos ||
@@ -46,15 +41,12 @@ void check_ddp_accumulation_without_no_sync(RuleContext& ctx) {
       const py::Call& c = ctx.mod.calls[ci];
       auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
       bool every = sc && sc->loop_node == L.node;
-      if (c.method == "backward" && !backward && every) {
+      if (py::ProgramModel::is_backward(c) && !backward && every) {
         backward = &c;
         backward_nested = in_nested_loop(c);
       }
       if (c.method == "zero_grad" && every && !in_nested_loop(c)) zero_every = true;
-      if (is_opt_step_call(c)) {
-        std::string d = py::dotted_text(t, c.receiver);
-        std::string_view last = py::last_component(d);
-        if (!(py::icontains(last, "opt") || py::icontains(last, "scaler"))) continue;
+      if (ctx.model.is_optimizer_step(ctx.mod, c)) {
         step_seen = true;
         if (every && !in_nested_loop(c)) step_every = true;
       }

@@ -3,7 +3,7 @@
 namespace tl::rules {
 
 Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p) {
-  auto is_backward = [](const py::Call& c) { return c.method == "backward" || c.qname == "torch.autograd.backward"; };
+  auto is_backward = [](const py::Call& c) { return py::ProgramModel::is_backward(c); };
   // The first backward (in source order) inside a training step loop, guarded or not; else
   // the first one reached every step through calls or hooks.
   auto in_module = [&](const py::Module& m) -> Anchor {
