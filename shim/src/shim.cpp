@@ -662,16 +662,20 @@ void Shim::format_record(const CUpti_Activity* rec, std::string& out) {
     append_int(out, to_mono(end));
     return true;
   };
+  // the stream and device fields every kernel / memcpy / memset record carries
+  auto where = [&](uint32_t context, uint32_t stream, uint32_t device) {
+    context_device_[context] = device;
+    out += ",\"stream\":";
+    append_int(out, stream);
+    out += ",\"device\":";
+    append_int(out, device);
+  };
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       auto* k = reinterpret_cast<const KernelRecord*>(rec);
       if (!head("kernel", k->start, k->end)) return;
-      context_device_[k->contextId] = k->deviceId;
-      out += ",\"stream\":";
-      append_int(out, k->streamId);
-      out += ",\"device\":";
-      append_int(out, k->deviceId);
+      where(k->contextId, k->streamId, k->deviceId);
       out += ",\"name\":";
       append_json_string(out, k->name ? k->name : "", 160);
       out += "}\n";
@@ -680,11 +684,7 @@ void Shim::format_record(const CUpti_Activity* rec, std::string& out) {
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       auto* m = reinterpret_cast<const MemcpyRecord*>(rec);
       if (!head("memcpy", m->start, m->end)) return;
-      context_device_[m->contextId] = m->deviceId;
-      out += ",\"stream\":";
-      append_int(out, m->streamId);
-      out += ",\"device\":";
-      append_int(out, m->deviceId);
+      where(m->contextId, m->streamId, m->deviceId);
       out += ",\"bytes\":";
       append_int(out, static_cast<int64_t>(m->bytes));
       out += ",\"copy\":\"";
@@ -699,11 +699,7 @@ void Shim::format_record(const CUpti_Activity* rec, std::string& out) {
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto* m = reinterpret_cast<const MemsetRecord*>(rec);
       if (!head("memset", m->start, m->end)) return;
-      context_device_[m->contextId] = m->deviceId;
-      out += ",\"stream\":";
-      append_int(out, m->streamId);
-      out += ",\"device\":";
-      append_int(out, m->deviceId);
+      where(m->contextId, m->streamId, m->deviceId);
       out += ",\"bytes\":";
       append_int(out, static_cast<int64_t>(m->bytes));
       out += "}\n";
