@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -246,6 +247,39 @@ using MemcpyRecord = CUpti_ActivityMemcpy5;
 using SyncRecord = CUpti_ActivitySynchronization;
 #endif
 using MemsetRecord = CUpti_ActivityMemset4;
+
+// A CUPTI newer than these headers writes a newer record version (CUDA 13.2 has Kernel11). Each
+// version so far only appended fields, so the fields read here sit at the same offsets in every
+// version since CUDA 6.5's Kernel4 / Memcpy / Memset2 / Synchronization; the build fails if a
+// header ever moves one of them.
+#define TL_SAME_OFFSET(A, B, f) static_assert(offsetof(A, f) == offsetof(B, f), #A "." #f " moved since " #B)
+TL_SAME_OFFSET(KernelRecord, CUpti_ActivityKernel4, start);
+TL_SAME_OFFSET(KernelRecord, CUpti_ActivityKernel4, end);
+TL_SAME_OFFSET(KernelRecord, CUpti_ActivityKernel4, deviceId);
+TL_SAME_OFFSET(KernelRecord, CUpti_ActivityKernel4, contextId);
+TL_SAME_OFFSET(KernelRecord, CUpti_ActivityKernel4, streamId);
+TL_SAME_OFFSET(KernelRecord, CUpti_ActivityKernel4, name);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, copyKind);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, srcKind);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, dstKind);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, bytes);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, start);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, end);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, deviceId);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, contextId);
+TL_SAME_OFFSET(MemcpyRecord, CUpti_ActivityMemcpy, streamId);
+TL_SAME_OFFSET(MemsetRecord, CUpti_ActivityMemset2, bytes);
+TL_SAME_OFFSET(MemsetRecord, CUpti_ActivityMemset2, start);
+TL_SAME_OFFSET(MemsetRecord, CUpti_ActivityMemset2, end);
+TL_SAME_OFFSET(MemsetRecord, CUpti_ActivityMemset2, deviceId);
+TL_SAME_OFFSET(MemsetRecord, CUpti_ActivityMemset2, contextId);
+TL_SAME_OFFSET(MemsetRecord, CUpti_ActivityMemset2, streamId);
+TL_SAME_OFFSET(SyncRecord, CUpti_ActivitySynchronization, type);
+TL_SAME_OFFSET(SyncRecord, CUpti_ActivitySynchronization, start);
+TL_SAME_OFFSET(SyncRecord, CUpti_ActivitySynchronization, end);
+TL_SAME_OFFSET(SyncRecord, CUpti_ActivitySynchronization, contextId);
+TL_SAME_OFFSET(SyncRecord, CUpti_ActivitySynchronization, streamId);
+#undef TL_SAME_OFFSET
 
 struct CuptiApi {
   CUptiResult (*GetVersion)(uint32_t*) = nullptr;
