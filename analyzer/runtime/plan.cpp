@@ -62,9 +62,28 @@ ScriptChoice find_script(const std::vector<std::string>& argv) {
         for (size_t k = 1; k < a.size(); ++k) {
           char o = a[k];
           if (o == 'm') {
+            size_t next = k + 1 < a.size() ? i + 1 : i + 2;  // the first argument after the module's name
             std::string mod = k + 1 < a.size() ? a.substr(k + 1) : (i + 1 < argv.size() ? argv[i + 1] : "");
+            // A launcher module (torch.distributed.run, accelerate's, cProfile, pdb) runs a script
+            // given as an argument: that script is the program.
+            for (size_t j = next; j < argv.size() && !mod.empty(); ++j)
+              if (ends_with(argv[j], ".py") && argv[j][0] != '-') {
+                c.script = argv[j];
+                return c;
+              }
+            // A module of the working tree (`python -m src.train`): its file is the program.
+            if (!mod.empty() && mod.find('/') == std::string::npos && mod.front() != '.') {
+              std::string rel = mod;
+              std::replace(rel.begin(), rel.end(), '.', '/');
+              std::error_code ec;
+              for (std::string cand : {rel + ".py", rel + "/__main__.py"})
+                if (std::filesystem::is_regular_file(cand, ec)) {
+                  c.script = cand;
+                  return c;
+                }
+            }
             c.error = "`python -m " + mod +
-                      "` is not supported by `trainlint run`: give the script's path (`python3 path/to/" +
+                      "` is not supported by `trainlint run` (no module file of that name under the working folder, and no *.py argument): give the script's path (`python3 path/to/" +
                       (mod.empty() ? std::string("train") : mod.substr(mod.rfind('.') + 1)) + ".py`)";
             return c;
           }

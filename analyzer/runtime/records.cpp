@@ -67,6 +67,16 @@ bool apply_record(ProcessRecords& p, const json& j) {
     p.python = get_str(j, "python");
     return true;
   }
+  if (t == "role") {
+    // A child process found to train after its `proc` line (torch.multiprocessing.spawn's ranks):
+    // the role applies to the whole process.
+    auto r = get_str(j, "role");
+    if (r.empty()) return false;
+    p.role = r;
+    int64_t rank;
+    if (get_int(j, "rank", rank)) p.rank = rank;
+    return true;
+  }
   if (t == "site") {
     SiteRec s;
     if (!get_int(j, "id", s.id) || !get_interval(j, s.t)) return false;

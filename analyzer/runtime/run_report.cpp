@@ -104,6 +104,10 @@ void write_run_text(std::ostream& out, const RunContext& ctx) {
     else
       out << ", " << ms_text(run.run_ms) << " ms recorded";
     if (run.stopped_early) out << ", stopped early by --max-steps";
+    size_t ranks = 0;
+    for (auto& p : run.processes) ranks += p.role == "rank" ? 1 : 0;
+    if (ranks > 1 && run.primary_rank)
+      out << "; figures of rank " << *run.primary_rank << " of " << ranks << " ranks, each finding from the rank where it cost most";
     out << "\n";
   }
   out << "GPU: ";
@@ -315,6 +319,7 @@ nlohmann::json run_json(const RunContext& ctx) {
         {"busy_ms", run.gpu_ok ? nlohmann::json(run.gpu_busy_ms) : nlohmann::json()},
         {"idle_ms", opt(run.gpu_idle_ms)}}},
       {"primary_pid", run.primary_pid},
+      {"primary_rank", run.primary_rank ? nlohmann::json(*run.primary_rank) : nlohmann::json()},
       {"processes", procs},
       {"notes", run.notes}};
   return doc;

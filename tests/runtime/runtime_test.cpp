@@ -11,6 +11,7 @@
 #include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -551,9 +552,26 @@ TEST(RuntimePlan, FindsTheScriptInACommand) {
   EXPECT_EQ(rt::find_script({"python", "-Wignore", "t.py"}).script, "t.py");
   EXPECT_EQ(rt::find_script({"./train.py", "--lr", "1"}).script, "./train.py");
   EXPECT_EQ(rt::find_script({"torchrun", "--nproc_per_node=2", "train.py", "--x"}).script, "train.py");
-  auto m = rt::find_script({"python3", "-m", "torch.distributed.run", "train.py"});
-  EXPECT_TRUE(m.script.empty());
-  EXPECT_NE(m.error.find("-m torch.distributed.run` is not supported"), std::string::npos) << m.error;
+  // launcher modules: the first *.py argument after the module
+  EXPECT_EQ(rt::find_script({"python3", "-m", "torch.distributed.run", "--nproc_per_node", "2", "train.py", "--lr", "1"})
+                .script,
+            "train.py");
+  EXPECT_EQ(rt::find_script({"python3", "-u", "-mcProfile", "-o", "p.out", "t.py"}).script, "t.py");
+  // a module of the working folder: its file
+  {
+    TempDir d;
+    fs::create_directories(d.path / "src" / "app");
+    write_file(d.path / "src" / "train.py", "print(1)\n");
+    write_file(d.path / "src" / "app" / "__main__.py", "print(1)\n");
+    auto old_cwd = fs::current_path();
+    fs::current_path(d.path);
+    EXPECT_EQ(rt::find_script({"python3", "-m", "src.train", "--epochs", "1"}).script, "src/train.py");
+    EXPECT_EQ(rt::find_script({"python3", "-m", "src.app"}).script, "src/app/__main__.py");
+    auto m = rt::find_script({"python3", "-m", "json.tool", "data.json"});
+    EXPECT_TRUE(m.script.empty());
+    EXPECT_NE(m.error.find("-m json.tool` is not supported"), std::string::npos) << m.error;
+    fs::current_path(old_cwd);
+  }
   EXPECT_NE(rt::find_script({"python3", "-c", "print(1)"}).error.find("-c CODE"), std::string::npos);
   EXPECT_FALSE(rt::find_script({"python3"}).error.empty());
   EXPECT_FALSE(rt::find_script({"bash", "run.sh"}).error.empty());
@@ -816,4 +834,125 @@ TEST(RuntimeEndToEnd, TrainGoodHasNoConfirmedFinding) {
     if (f["runtime"].value("runtime_only", false)) continue;  // TL9xx describe the run, not a finding of the code
     EXPECT_NE(f["runtime"]["verdict"], "confirmed") << f["code"];
   }
+}
+
+// ---- distributed: ranks that torchrun names, and ranks that torch.multiprocessing.spawn does not ----
+
+namespace {
+
+// A DDP loop on the CPU (gloo), one epoch of 8 steps per rank, gc.collect() every step. `head` sets
+// up the process group; the rest is the same for both launchers.
+std::string ddp_body(const std::string& head) {
+  return "import gc, os, socket, sys\n"
+         "import torch\n"
+         "import torch.distributed as dist\n"
+         "import torch.multiprocessing as mp\n"
+         "import torch.nn as nn\n"
+         "from torch.nn.parallel import DistributedDataParallel as DDP\n"
+         "from torch.utils.data import DataLoader, TensorDataset\n"
+         "from torch.utils.data.distributed import DistributedSampler\n"
+         "\n"
+         "\n"
+         "def train(rank, world, port):\n" +
+         head +
+         "    torch.manual_seed(0)\n"
+         "    ds = TensorDataset(torch.randn(256, 16), torch.randn(256, 1))\n"
+         "    loader = DataLoader(ds, batch_size=16, sampler=DistributedSampler(ds))\n"
+         "    model = DDP(nn.Linear(16, 1))\n"
+         "    opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+         "    for x, y in loader:\n"
+         "        opt.zero_grad()\n"
+         "        loss = nn.functional.mse_loss(model(x), y)\n"
+         "        loss.backward()\n"
+         "        opt.step()\n"
+         "        gc.collect()\n"
+         "    print('rank', dist.get_rank(), 'done', flush=True)\n"
+         "    dist.destroy_process_group()\n";
+}
+
+void expect_two_ranks_of_eight_steps(const json& doc) {
+  const json& run = doc["run"];
+  std::set<int64_t> ranks;
+  for (auto& p : run["processes"])
+    if (p["role"] == "rank") {
+      ASSERT_TRUE(p["rank"].is_number()) << p.dump();
+      ranks.insert(p["rank"].get<int64_t>());
+      EXPECT_EQ(p["steps"], 8) << p.dump();
+    }
+  EXPECT_EQ(ranks, (std::set<int64_t>{0, 1})) << run["processes"].dump();
+  EXPECT_EQ(run["steps"], 8);
+  ASSERT_TRUE(run["primary_rank"].is_number());
+  const json* gc = finding(doc, "TL101");
+  ASSERT_NE(gc, nullptr);
+  EXPECT_EQ((*gc)["runtime"]["calls"], 8) << (*gc)["runtime"].dump();  // one rank's calls, not both
+  EXPECT_GT((*gc)["runtime"]["total_ms"].get<double>(), 0.0);
+  ASSERT_TRUE((*gc)["runtime"]["rank"].is_number());
+  const json* wait = finding(doc, "TL201");
+  ASSERT_NE(wait, nullptr);
+  EXPECT_NE((*wait)["runtime"]["verdict"], "not-reached") << (*wait)["runtime"].dump();
+  EXPECT_GE((*wait)["runtime"]["calls"].get<int64_t>(), 8);
+}
+
+}  // namespace
+
+// torch.multiprocessing.spawn: the children have no RANK in their environment. They are found to be
+// ranks when they join the process group, and their steps, waits and sites count as a rank's.
+TEST(RuntimeDistributed, SpawnedRanksAreRanksNotWorkers) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  TempDir d;
+  write_file(d.path / "train_spawn.py",
+             ddp_body("    dist.init_process_group('gloo', rank=rank, world_size=world,\n"
+                      "                            init_method='tcp://127.0.0.1:%d' % port)\n") +
+                 "\n\nif __name__ == '__main__':\n"
+                 "    s = socket.socket()\n"
+                 "    s.bind(('127.0.0.1', 0))\n"
+                 "    port = s.getsockname()[1]\n"
+                 "    s.close()\n"
+                 "    mp.spawn(train, args=(2, port), nprocs=2)\n");
+  Proc r = run_tl("run --format json --output r.json -- /usr/bin/python3 train_spawn.py", d.path.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_NE(r.out.find("rank 0 done"), std::string::npos);
+  EXPECT_NE(r.out.find("rank 1 done"), std::string::npos);
+  json doc = json::parse(read_file(d.path / "r.json"));
+  expect_two_ranks_of_eight_steps(doc);
+  // the spawning parent is the program's main process, with no step of its own
+  int mains = 0;
+  for (auto& p : doc["run"]["processes"])
+    if (p["role"] == "main") {
+      ++mains;
+      EXPECT_EQ(p["steps"], 0);
+    }
+  EXPECT_EQ(mains, 1);
+}
+
+// torchrun starts each rank as a subprocess with RANK/LOCAL_RANK/WORLD_SIZE set. Debian's own
+// torchrun (torch 1.13) fails on Python 3.11 before it starts anything (Std.from_str("0") is None),
+// so a stand-in with the same process tree does its job: a Python launcher that is not the script,
+// then one `python3 train_ddp.py` per rank.
+TEST(RuntimeDistributed, TorchrunStyleRanksFromTheEnvironment) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  TempDir d;
+  write_file(d.path / "train_ddp.py",
+             ddp_body("    dist.init_process_group('gloo')\n") +
+                 "\n\nif __name__ == '__main__':\n"
+                 "    train(int(os.environ['RANK']), int(os.environ['WORLD_SIZE']), None)\n");
+  write_file(d.path / "torchrun",
+             "#!/usr/bin/python3\n"
+             "import os, socket, subprocess, sys\n"
+             "n = int(sys.argv[1].split('=')[1])\n"
+             "s = socket.socket()\n"
+             "s.bind(('127.0.0.1', 0))\n"
+             "port = s.getsockname()[1]\n"
+             "s.close()\n"
+             "procs = []\n"
+             "for r in range(n):\n"
+             "    env = dict(os.environ, RANK=str(r), LOCAL_RANK=str(r), WORLD_SIZE=str(n),\n"
+             "               MASTER_ADDR='127.0.0.1', MASTER_PORT=str(port))\n"
+             "    procs.append(subprocess.Popen([sys.executable] + sys.argv[2:], env=env))\n"
+             "sys.exit(max(p.wait() for p in procs))\n");
+  fs::permissions(d.path / "torchrun", fs::perms::owner_all);
+  Proc r = run_tl("run --format json --output r.json -- ./torchrun --nproc_per_node=2 train_ddp.py", d.path.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json doc = json::parse(read_file(d.path / "r.json"));
+  expect_two_ranks_of_eight_steps(doc);
 }

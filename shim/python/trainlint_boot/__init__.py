@@ -72,6 +72,9 @@ class _State(object):
     cwd = None
     prev_sigterm = None
     want_data_parallel = False
+    shim_tried = False  # _start_shim ran (or was ruled out) in this process
+    promoted = False  # a child process found to train (init_process_group, or an optimizer step)
+    dist_rank = None  # torch.distributed.get_rank() once the process group is up
 
 
 _S = _State()
@@ -123,7 +126,7 @@ def _flush():
 def _role():
     if _S.worker_flag:
         return "worker"
-    if _rank() is not None:
+    if _S.promoted or _rank() is not None:
         return "rank"
     if _S.is_child:
         return "worker"
@@ -131,6 +134,8 @@ def _role():
 
 
 def _rank():
+    if _S.dist_rank is not None:
+        return _S.dist_rank
     for k in ("RANK", "LOCAL_RANK"):
         v = os.environ.get(k)
         if v is not None and v.strip().lstrip("-").isdigit():
@@ -409,6 +414,21 @@ def make_after_init_wrapper(orig, after):
     return __init__
 
 
+def make_after_call_wrapper(orig, after):
+    def call(*args, **kwargs):
+        try:
+            result = orig(*args, **kwargs)
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[7]:
+                e.__traceback__ = tb.tb_next
+            raise
+        after()
+        return result
+    CODE[7] = call.__code__
+    return call
+
+
 def make_tagged_method_wrapper(orig, tags_get, emit_site, mono):
     # Times a method of an object built at a tagged plan site (DataParallel.replicate & co).
     def method(self, *args, **kwargs):
@@ -447,7 +467,7 @@ def make_exit_wrapper(orig, before):
     return _exit
 '''
 
-_W = {"CODE": [None] * 7}
+_W = {"CODE": [None] * 8}
 exec(compile(_WRAPPER_SRC, _WRAPPER_FILE, "exec"), _W)
 
 
@@ -897,6 +917,8 @@ def _install_gc():
 
 def _on_step():
     _S.steps += 1
+    if _S.steps == 1 and _S.is_child and not _S.promoted:
+        _promote("optimizer step")
     n = _S.steps
     now = _mono()
     try:
@@ -912,6 +934,60 @@ def _on_step():
         if not _S.ended:
             _end("max-steps")
         raise SystemExit(0)
+
+
+# ------------------------------------------------------------------------------------------------
+# ranks that no environment variable names
+
+
+def _dist_rank():
+    d = sys.modules.get("torch.distributed")
+    try:
+        if d is not None and d.is_available() and d.is_initialized():
+            return int(d.get_rank())
+    except Exception:
+        pass
+    return None
+
+
+def _promote(why):
+    """A child process that trains is a rank, not a helper. torchrun's ranks have RANK in their
+    environment; torch.multiprocessing.spawn's and multiprocessing.Process's trainers do not, and
+    are seen here when they join a process group or take their first optimizer step. From then on
+    the process roots its own group in the report, its automatic GC pauses are recorded, and a
+    spawned (not forked) one measures its own GPU activity."""
+    try:
+        if _S.worker_flag or _S.ended:
+            return
+        before = (_role(), _rank())
+        if _S.dist_rank is None:
+            _S.dist_rank = _dist_rank()
+        if _S.is_child:
+            _S.promoted = True
+        role, rank = _role(), _rank()
+        if (role, rank) == before:
+            return
+        _S.gc_enabled = True
+        if _S.proc_written:
+            _emit('{"t":"role","role":%s,"rank":%s,"why":%s}\n'
+                  % (_json_str(role), "null" if rank is None else "%d" % rank, _json_str(why)), urgent=True)
+        if _S.is_child and not _S.shim_tried:
+            if _S.origin == "fork":
+                _S.shim_tried = True
+                _gpu_status("unavailable", "a forked child of a process that runs the shim: CUPTI does not "
+                            "follow fork(); start the trainers with spawn to measure their GPU")
+            else:
+                _start_shim()
+    except Exception:
+        pass
+
+
+def _hook_distributed(mod):
+    after = lambda: _promote("init_process_group")
+    for owner in (mod, sys.modules.get("torch.distributed.distributed_c10d")):
+        if owner is not None and callable(getattr(owner, "init_process_group", None)):
+            _patch_attr(owner, "init_process_group", lambda orig: _W["make_after_call_wrapper"](orig, after),
+                        "init_process_group")
 
 
 def _wrap_step_on(cls):
@@ -1075,6 +1151,9 @@ def _after_fork_child():
         _S.steps = 0
         _S.step_depth = 0
         _S.shim = None  # CUPTI does not follow fork(); the parent owns the shim
+        _S.shim_tried = False
+        _S.promoted = False
+        _S.dist_rank = None  # the parent's process group is not this child's
         _S.gc_t0 = 0
         _S.explicit_gc = 0
         _S.signal_seen = False
@@ -1139,6 +1218,7 @@ def _split_status(status, rc):
 
 
 def _start_shim():
+    _S.shim_tried = True
     path = os.environ.get("TRAINLINT_SHIM")
     if not path:
         _gpu_status("unavailable", "TRAINLINT_SHIM is not set: host measurements only")
@@ -1242,6 +1322,7 @@ def install():
         _when_imported("torch.amp.grad_scaler", _hook_grad_scaler)
         _when_imported("torch.utils.data.dataloader", _hook_dataloader)
         _when_imported("torch.utils.data._utils.worker", _hook_worker)
+        _when_imported("torch.distributed", _hook_distributed)
         if _S.want_data_parallel:
             _when_imported("torch.nn.parallel.data_parallel", _hook_data_parallel)
         if not _S.is_child or _rank() is not None:
