@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
 # GPU check of the runtime shim (issue 4). Needs an NVIDIA GPU, its driver, CUPTI and a PyTorch
-# with CUDA. Builds trainlint + libtrainlint_shim, runs tests/gpu/train_cuda.py under
-# `trainlint run`, and prints the measured table (text) and the JSON report's GPU fields:
-# kernels captured, GPU idle attributed to the gc.collect() site, pageable copies detected.
+# with CUDA. Runs tests/gpu/train_cuda.py under `trainlint run` and prints the measured table
+# (text) and the JSON report's GPU fields: kernels captured, GPU idle attributed to the
+# gc.collect() site, pageable copies detected.
+#
+# trainlint and the shim come from build-gpu-bundle/ when it is there and runs (made by
+# tests/gpu/bundle.sh on a machine with the build's packages, then carried); otherwise they are
+# built here into build-gpu/ (needs the packages of scripts/deps.sh).
 #   usage: bash tests/gpu/run.sh [PYTHON]        (default: python3)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 py=${1:-python3}
 out=${OUT:-$(mktemp -d)}
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINLINT_TESTS=OFF -DTRAINLINT_BENCH=OFF >/dev/null
-cmake --build build-gpu --target trainlint trainlint_shim
+bin=
+if [ -x build-gpu-bundle/trainlint ] && [ -f build-gpu-bundle/libtrainlint_shim.so ]; then
+  if build-gpu-bundle/trainlint --version >/dev/null 2>&1; then
+    bin=build-gpu-bundle
+  else
+    echo "run.sh: build-gpu-bundle/trainlint does not run here ($(build-gpu-bundle/trainlint --version 2>&1 | head -1)); building" >&2
+  fi
+fi
+if [ -z "$bin" ]; then
+  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINLINT_TESTS=OFF -DTRAINLINT_BENCH=OFF >/dev/null
+  cmake --build build-gpu --target trainlint trainlint_shim
+  bin=build-gpu
+fi
+echo "trainlint: $bin/trainlint ($("$bin/trainlint" --version))"
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader || true
 "$py" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available())'
-build-gpu/trainlint run --trace "$out/trace.json" --output "$out/report.txt" -- "$py" tests/gpu/train_cuda.py
+# The report is written whatever the program's exit code; show it either way.
+"$bin/trainlint" run --trace "$out/trace.json" --output "$out/report.txt" -- "$py" tests/gpu/train_cuda.py ||
+  echo "run.sh: the program exited with $?"
 cat "$out/report.txt"
-build-gpu/trainlint run --format json --output "$out/report.json" -- "$py" tests/gpu/train_cuda.py >/dev/null
+"$bin/trainlint" run --format json --output "$out/report.json" -- "$py" tests/gpu/train_cuda.py >/dev/null ||
+  echo "run.sh: the program exited with $?"
 "$py" - "$out/report.json" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
