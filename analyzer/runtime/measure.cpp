@@ -415,7 +415,9 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
   for (auto& g : groups)
     for (auto* p : g.members)
       if (p->has_end && p->end_reason == "max-steps" && p->role != "worker") run.stopped_early = true;
-  if (opts.max_steps > 0 && run.steps >= opts.max_steps) run.stopped_early = true;
+  // (a process killed before its `end` line: its step count says it reached --max-steps; steps
+  // found from backward() calls are not what --max-steps counts)
+  if (opts.max_steps > 0 && run.steps >= opts.max_steps && !pg.root->steps_from_backward) run.stopped_early = true;
 
   if (pg.have_window) {
     // The runtime-only findings look at the steady state: without step 1 (worker start-up, the
@@ -474,7 +476,13 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
                  fmt("%.1f", *run.gpu_idle_ms) + " ms of " + fmt("%.1f", run.steady_ms) +
                  " ms): the host does not keep it fed; see the findings above for where the time goes"});
     }
-  } else {
+  }
+  if (pg.root->steps_from_backward)
+    run.notes.push_back("no optimizer step ran: a step is one backward() call (a hand-written update)" +
+                        std::string(opts.max_steps > 0 && !run.stopped_early
+                                        ? "; --max-steps counts optimizer steps and did not stop the program"
+                                        : ""));
+  if (!run.have_window) {
     run.notes.push_back(run.steps == 0 ? "no optimizer step was recorded: shares are of the recorded run time"
                                        : "the steps' wall time could not be delimited: shares are of the recorded run time");
   }

@@ -201,6 +201,15 @@ Plan build_plan(const std::string& script, const LintOptions& opts) {
     plan.sites.push_back(std::move(s));
   }
 
+  // The step marker: optimizer steps, unless the program shows backward calls and no optimizer step.
+  bool opt_step = false, backward = false;
+  for (auto* m : members)
+    for (auto& c : m->calls) {
+      opt_step = opt_step || all.model->is_optimizer_step(*m, c);
+      backward = backward || c.method == "backward" || c.qname == "torch.autograd.backward";
+    }
+  if (backward && !opt_step) plan.step_marker = "backward";
+
   // The anchor of runtime-only findings: the training step loop (the script's first, else any
   // member's), else the script's first line.
   plan.anchor.path = plan.script_display;
@@ -225,7 +234,7 @@ Plan build_plan(const std::string& script, const LintOptions& opts) {
   return plan;
 }
 
-nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps) {
+nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps, const std::string& step_marker) {
   nlohmann::json arr = nlohmann::json::array();
   for (auto& s : sites) {
     nlohmann::json j = {{"id", s.id},       {"code", s.code},   {"path", s.path}, {"line", s.line},
@@ -233,7 +242,7 @@ nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps) 
     if (s.callee) j["callee"] = *s.callee;
     arr.push_back(std::move(j));
   }
-  return {{"version", 1}, {"sites", arr}, {"max_steps", max_steps}};
+  return {{"version", 1}, {"sites", arr}, {"max_steps", max_steps}, {"step_marker", step_marker}};
 }
 
 }  // namespace tl::runtime

@@ -39,6 +39,10 @@ struct Plan {
   std::string script_abs;
   Anchor anchor;
   bool script_found = false;     // the script was among the analysed modules
+  // What marks a training step at run time: "optimizer" (Optimizer.step / GradScaler.step), or
+  // "backward" when the program has backward calls but no optimizer step the analysis can see
+  // (a hand-written SGD update: `p.data.add_(p.grad, alpha=-lr)`).
+  std::string step_marker = "optimizer";
 };
 
 // Lints the script's folder tree and keeps the findings of the program(s) whose entry is the
@@ -51,6 +55,7 @@ std::optional<std::string> callee_of(const py::ProgramModel& model, const Findin
 // Absolute, normalised form of a path (relative to the current folder).
 std::string absolute_path(const std::string& p);
 
-nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps);
+nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps,
+                         const std::string& step_marker = "optimizer");
 
 }  // namespace tl::runtime

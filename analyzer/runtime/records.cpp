@@ -84,11 +84,11 @@ bool apply_record(ProcessRecords& p, const json& j) {
     p.sites.push_back(s);
     return true;
   }
-  if (t == "step") {
+  if (t == "step" || t == "bstep") {
     StepRec s;
     if (!get_int(j, "n", s.n) || !get_int(j, "end", s.end)) return false;
     see_time(p, s.end);
-    p.steps.push_back(s);
+    (t == "step" ? p.steps : p.backward_steps).push_back(s);
     return true;
   }
   if (t == "wait" || t == "iter") {
@@ -169,6 +169,11 @@ ProcessRecords parse_records(std::istream& in, const std::string& file_name) {
     }
   }
   if (!p.has_proc && p.pid == 0) p.pid = pid_from_name(file_name);
+  if (p.steps.empty() && !p.backward_steps.empty()) {
+    p.steps = std::move(p.backward_steps);
+    p.backward_steps.clear();
+    p.steps_from_backward = true;
+  }
   return p;
 }
 

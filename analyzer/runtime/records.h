@@ -55,6 +55,10 @@ struct ProcessRecords {
 
   std::vector<SiteRec> sites;
   std::vector<StepRec> steps;
+  // `bstep` records: backward() ends while no optimizer step had run. They become the steps of a
+  // process that recorded no optimizer step at all (a hand-written update), and say so.
+  std::vector<StepRec> backward_steps;
+  bool steps_from_backward = false;
   std::vector<LoaderRec> waits, iters;
   std::vector<GcRec> gcs;
   std::vector<GpuRec> gpu;

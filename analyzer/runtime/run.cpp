@@ -99,7 +99,7 @@ int run_command(const RunOptions& opts) {
     std::cerr << "trainlint: error: " << err << "\n";
     return 2;
   }
-  if (!write_text_file(plan_path, plan_json(plan.sites, opts.max_steps).dump(1) + "\n", &err)) {
+  if (!write_text_file(plan_path, plan_json(plan.sites, opts.max_steps, plan.step_marker).dump(1) + "\n", &err)) {
     std::cerr << "trainlint: error: " << err << "\n";
     return 2;
   }
@@ -136,6 +136,8 @@ int run_command(const RunOptions& opts) {
   mo.tl903 = rule_enabled(opts.lint, "TL903", "gpu-idle");
   Measurement m = measure(plan.sites, procs, mo);
   for (auto& w : warnings) m.run.notes.push_back(w);
+  if (plan.step_marker == "backward" && m.run.steps > 0)
+    m.run.notes.push_back("the program steps no torch optimizer the analysis can see: a step is one backward() call");
   if (!plan.script_found)
     m.run.notes.push_back("the script " + sc.script + " could not be analysed, so nothing was planned");
   for (auto& msg : plan.lint.messages)

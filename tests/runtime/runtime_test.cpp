@@ -956,3 +956,112 @@ TEST(RuntimeDistributed, TorchrunStyleRanksFromTheEnvironment) {
   json doc = json::parse(read_file(d.path / "r.json"));
   expect_two_ranks_of_eight_steps(doc);
 }
+
+// ---- programs without an optimizer step ---------------------------------------------------------
+
+TEST(RuntimeRecords, BackwardStepsCountOnlyWithoutOptimizerSteps) {
+  {
+    std::istringstream in(
+        "{\"t\":\"proc\",\"pid\":7,\"ppid\":1,\"role\":\"main\"}\n"
+        "{\"t\":\"bstep\",\"n\":1,\"end\":100}\n"
+        "{\"t\":\"bstep\",\"n\":2,\"end\":200}\n");
+    auto p = rt::parse_records(in, "rec-7.jsonl");
+    ASSERT_EQ(p.steps.size(), 2u);
+    EXPECT_TRUE(p.steps_from_backward);
+    EXPECT_EQ(p.steps[1].end, 200);
+  }
+  {
+    // gradient accumulation: backward() calls before the first optimizer step are not steps
+    std::istringstream in(
+        "{\"t\":\"bstep\",\"n\":1,\"end\":100}\n"
+        "{\"t\":\"bstep\",\"n\":2,\"end\":200}\n"
+        "{\"t\":\"step\",\"n\":1,\"end\":300}\n");
+    auto p = rt::parse_records(in, "rec-8.jsonl");
+    ASSERT_EQ(p.steps.size(), 1u);
+    EXPECT_FALSE(p.steps_from_backward);
+    EXPECT_EQ(p.steps[0].end, 300);
+  }
+}
+
+TEST(RuntimePlan, StepMarkerIsBackwardOnlyWithoutAnyOptimizerStep) {
+  TempDir d;
+  const std::string loop =
+      "import torch\n\n"
+      "def main(model, loader, opt=None):\n"
+      "    for x, y in loader:\n"
+      "        model.zero_grad()\n"
+      "        loss = torch.nn.functional.mse_loss(model(x), y)\n"
+      "        loss.backward()\n";
+  write_file(d.path / "sgd.py", loop +
+                                    "        for p in model.parameters():\n"
+                                    "            p.data.add_(p.grad, alpha=-0.1)\n");
+  write_file(d.path / "opt.py", loop +
+                                    "        if opt is not None:\n"
+                                    "            opt.step()\n");
+  tl::LintOptions o;
+  o.threads = 1;
+  EXPECT_EQ(rt::build_plan((d.path / "sgd.py").string(), o).step_marker, "backward");
+  EXPECT_EQ(rt::build_plan((d.path / "opt.py").string(), o).step_marker, "optimizer");
+  EXPECT_EQ(rt::plan_json({}, 0, "backward")["step_marker"], "backward");
+}
+
+// End to end: a hand-written SGD update (steps marked at backward(), --max-steps stops it), and an
+// optional optimizer left off (steps found from backward() afterwards, --max-steps cannot stop it).
+TEST(RuntimeEndToEnd, ProgramsWithoutAnOptimizerStepStillHaveSteps) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  TempDir d;
+  const std::string head =
+      "import gc, sys\n"
+      "import torch\n\n"
+      "def main():\n"
+      "    torch.manual_seed(0)\n"
+      "    model = torch.nn.Linear(8, 1)\n"
+      "    opt = torch.optim.SGD(model.parameters(), lr=0.1) if '--opt' in sys.argv else None\n"
+      "    for i in range(12):\n"
+      "        x, y = torch.randn(32, 8), torch.randn(32, 1)\n"
+      "        model.zero_grad()\n"
+      "        loss = torch.nn.functional.mse_loss(model(x), y)\n"
+      "        loss.backward()\n";
+  const std::string tail =
+      "        gc.collect()\n"
+      "    print('done', i + 1)\n\n"
+      "main()\n";
+  write_file(d.path / "sgd.py", head +
+                                    "        with torch.no_grad():\n"
+                                    "            for p in model.parameters():\n"
+                                    "                p -= 0.1 * p.grad\n" +
+                                    tail);
+  write_file(d.path / "optional.py", head +
+                                         "        if opt is not None:\n"
+                                         "            opt.step()\n"
+                                         "        else:\n"
+                                         "            with torch.no_grad():\n"
+                                         "                for p in model.parameters():\n"
+                                         "                    p -= 0.1 * p.grad\n" +
+                                         tail);
+  Proc r = run_tl("run --max-steps 5 --format json --output a.json -- /usr/bin/python3 sgd.py", d.path.string());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");  // stopped at step 5, before its print
+  json a = json::parse(read_file(d.path / "a.json"));
+  EXPECT_EQ(a["run"]["steps"], 5);
+  EXPECT_TRUE(a["run"]["stopped_early"].get<bool>());
+  EXPECT_NE(a["run"]["notes"].dump().find("a step is one backward() call"), std::string::npos) << a["run"]["notes"];
+  const json* gc = finding(a, "TL101");
+  ASSERT_NE(gc, nullptr);
+  EXPECT_EQ((*gc)["runtime"]["share_basis"], "steps");
+
+  r = run_tl("run --max-steps 5 --format json --output b.json -- /usr/bin/python3 optional.py", d.path.string());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "done 12\n");
+  json b = json::parse(read_file(d.path / "b.json"));
+  EXPECT_EQ(b["run"]["steps"], 12);
+  EXPECT_FALSE(b["run"]["stopped_early"].get<bool>());
+  EXPECT_NE(b["run"]["notes"].dump().find("did not stop the program"), std::string::npos) << b["run"]["notes"];
+
+  // with the optimizer on, backward() calls are not steps: 5 optimizer steps, then stop
+  r = run_tl("run --max-steps 5 --format json --output c.json -- /usr/bin/python3 optional.py --opt", d.path.string());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  json c = json::parse(read_file(d.path / "c.json"));
+  EXPECT_EQ(c["run"]["steps"], 5);
+  EXPECT_EQ(c["run"]["notes"].dump().find("backward() call"), std::string::npos) << c["run"]["notes"];
+}

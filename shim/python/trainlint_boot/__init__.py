@@ -73,6 +73,9 @@ class _State(object):
     prev_sigterm = None
     want_data_parallel = False
     shim_tried = False  # _start_shim ran (or was ruled out) in this process
+    backward_steps = False  # the plan's step marker is backward() (no optimizer step in the program)
+    opt_steps = 0  # optimizer steps seen in this process
+    bsteps = 0  # backward() calls recorded as `bstep` while no optimizer step had run
     promoted = False  # a child process found to train (init_process_group, or an optimizer step)
     dist_rank = None  # torch.distributed.get_rank() once the process group is up
 
@@ -607,6 +610,8 @@ def _load_plan(path):
             table = _plan_sites.setdefault(callee, {}).setdefault(rp, {})
             if ln not in table:  # an exact site on that line wins
                 table[ln] = (tuple(t), tuple(g))
+    if plan.get("step_marker") == "backward":
+        _S.backward_steps = True
     ms = plan.get("max_steps")
     return ms if isinstance(ms, int) else 0
 
@@ -990,13 +995,47 @@ def _hook_distributed(mod):
                         "init_process_group")
 
 
+def _on_optimizer_step():
+    _S.opt_steps += 1
+    if _S.backward_steps:
+        # Steps were being counted at backward() (the analysis saw no optimizer step), and this
+        # program does step an optimizer after all: from now on its optimizer steps count.
+        _S.backward_steps = False
+        if _S.steps > 0:
+            _note("an optimizer step ran although the analysis saw none: steps are counted at the optimizer from here")
+            return  # this step was counted at its backward()
+    _on_step()
+
+
+def _on_backward_step():
+    if _S.opt_steps:
+        return  # optimizer steps mark this process's steps
+    if _S.backward_steps:
+        _on_step()  # the plan's marker: a step is one backward()
+        return
+    # No optimizer step yet: a `bstep` record, in case none ever runs (an optional optimizer left
+    # off, a hand-written update). The merge uses them only for a process without optimizer steps.
+    _S.bsteps += 1
+    try:
+        _emit('{"t":"bstep","n":%d,"end":%d}\n' % (_S.bsteps, _mono()))
+    except Exception:
+        pass
+
+
+def _hook_autograd(mod):
+    """Backward as a step marker: torch.autograd.backward, which Tensor.backward calls (looked up
+    at call time)."""
+    _patch_attr(mod, "backward", lambda orig: _W["make_step_wrapper"](orig, _S, _on_backward_step),
+                "torch.autograd.backward")
+
+
 def _wrap_step_on(cls):
     if "step" not in cls.__dict__:
         return
     raw = cls.__dict__["step"]
     if getattr(raw, "__trainlint_wrapped__", False) or not callable(raw):
         return
-    setattr(cls, "step", _finish_wrapper(_W["make_step_wrapper"](raw, _S, _on_step), raw))
+    setattr(cls, "step", _finish_wrapper(_W["make_step_wrapper"](raw, _S, _on_optimizer_step), raw))
 
 
 def _after_optimizer_init(opt):
@@ -1149,6 +1188,8 @@ def _after_fork_child():
         _S.worker_flag = False
         _S.worker_id = None
         _S.steps = 0
+        _S.opt_steps = 0
+        _S.bsteps = 0
         _S.step_depth = 0
         _S.shim = None  # CUPTI does not follow fork(); the parent owns the shim
         _S.shim_tried = False
@@ -1323,6 +1364,7 @@ def install():
         _when_imported("torch.utils.data.dataloader", _hook_dataloader)
         _when_imported("torch.utils.data._utils.worker", _hook_worker)
         _when_imported("torch.distributed", _hook_distributed)
+        _when_imported("torch.autograd", _hook_autograd)
         if _S.want_data_parallel:
             _when_imported("torch.nn.parallel.data_parallel", _hook_data_parallel)
         if not _S.is_child or _rank() is not None:
