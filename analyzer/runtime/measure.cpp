@@ -399,6 +399,23 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
   run.window = pg.window;
   run.window_ms = pg.have_window ? ms(pg.window.length()) : 0;
   run.mean_step_ms = pg.mean_step_ms;
+  if (pg.steps.size() >= 3) {
+    std::vector<double> d;
+    for (size_t i = 1; i < pg.steps.size(); ++i) d.push_back(ms(pg.steps[i].end - pg.steps[i - 1].end));
+    std::vector<double> sorted = d;
+    std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
+    double med = sorted[sorted.size() / 2];
+    if (sorted.size() % 2 == 0) {
+      double lo = *std::max_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2));
+      med = (lo + med) / 2;
+    }
+    run.median_step_ms = med;
+    for (double x : d)
+      if (med > 0 && x > 10 * med) {
+        ++run.long_steps;
+        run.long_steps_ms += x;
+      }
+  }
   run.run_ms = pg.run_ms;
   run.gpu_ok = pg.gpu_ok;
   run.gpu_state = pg.gpu_state.empty() ? "unknown" : pg.gpu_state;

@@ -99,6 +99,11 @@ struct RunSummary {
   Interval window;
   double window_ms = 0;
   double mean_step_ms = 0;
+  // The typical step: the median time between consecutive step ends (3+ steps), and the steps
+  // that took over 10x that (an evaluation, a checkpoint or a log pass inside the loop).
+  std::optional<double> median_step_ms;
+  int64_t long_steps = 0;
+  double long_steps_ms = 0;
   double run_ms = 0;  // primary root's first to last record
   int64_t primary_pid = 0;
   std::optional<int64_t> primary_rank;

@@ -109,6 +109,10 @@ void write_run_text(std::ostream& out, const RunContext& ctx) {
     if (ranks > 1 && run.primary_rank)
       out << "; figures of rank " << *run.primary_rank << " of " << ranks << " ranks, each finding from the rank where it cost most";
     out << "\n";
+    if (run.have_window && run.median_step_ms && run.long_steps > 0)
+      out << "median step " << ms_text(*run.median_step_ms) << " ms; " << run.long_steps
+          << (run.long_steps == 1 ? " step" : " steps") << " took over 10x that (" << ms_text(run.long_steps_ms)
+          << " ms in all: an evaluation, a checkpoint or logging inside the loop), counted in the mean and the shares\n";
   }
   out << "GPU: ";
   if (run.gpu_ok) {
@@ -318,6 +322,9 @@ nlohmann::json run_json(const RunContext& ctx) {
         {"pageable_htod", run.pageable_htod},
         {"busy_ms", run.gpu_ok ? nlohmann::json(run.gpu_busy_ms) : nlohmann::json()},
         {"idle_ms", opt(run.gpu_idle_ms)}}},
+      {"median_step_ms", opt(run.median_step_ms)},
+      {"long_steps", run.long_steps},
+      {"long_steps_ms", run.long_steps_ms},
       {"primary_pid", run.primary_pid},
       {"primary_rank", run.primary_rank ? nlohmann::json(*run.primary_rank) : nlohmann::json()},
       {"processes", procs},

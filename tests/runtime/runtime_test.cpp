@@ -1065,3 +1065,39 @@ TEST(RuntimeEndToEnd, ProgramsWithoutAnOptimizerStepStillHaveSteps) {
   EXPECT_EQ(c["run"]["steps"], 5);
   EXPECT_EQ(c["run"]["notes"].dump().find("backward() call"), std::string::npos) << c["run"]["notes"];
 }
+
+// An evaluation inside the loop (after step 2) stretches one step: the mean counts it, the median
+// does not, and the report says which.
+TEST(RuntimeMerge, MedianStepAndLongSteps) {
+  std::vector<rt::PlanSite> sites = {site(0, "TL101", "site", 10)};
+  Rec m;
+  m.proc(700, 1, "main").wait(0, 1).step(1, 10).step(2, 20).site(0, 21, 22).step(3, 520).step(4, 530).step(5, 540)
+      .end("exit", 5);
+  TempDir d;
+  auto res = rt::measure(sites, read_dir(d, {{"rec-700.jsonl", m.text}}), {});
+  ASSERT_TRUE(res.run.median_step_ms);
+  EXPECT_DOUBLE_EQ(*res.run.median_step_ms, 10.0);  // gaps 10, 500, 10, 10
+  EXPECT_EQ(res.run.long_steps, 1);
+  EXPECT_DOUBLE_EQ(res.run.long_steps_ms, 500.0);
+  EXPECT_DOUBLE_EQ(res.run.mean_step_ms, 108.0);  // [0, 540] over 5 steps
+  rt::RunContext ctx;
+  auto lint = lint_for(sites);
+  ctx.lint = &lint;
+  ctx.sites = &sites;
+  ctx.m = &res;
+  ctx.anchor.path = "train.py";
+  std::ostringstream out;
+  rt::write_run_text(out, ctx);
+  std::string text = out.str();
+  EXPECT_NE(text.find("median step 10.0 ms; 1 step took over 10x that (500.0 ms in all"), std::string::npos) << text;
+  json j = rt::run_json(ctx);
+  EXPECT_EQ(j["run"]["long_steps"], 1);
+  EXPECT_DOUBLE_EQ(j["run"]["median_step_ms"].get<double>(), 10.0);
+  // two steps: no median
+  Rec s;
+  s.proc(701, 1, "main").wait(0, 1).step(1, 10).step(2, 20).end("exit", 2);
+  TempDir d2;
+  res = rt::measure(sites, read_dir(d2, {{"rec-701.jsonl", s.text}}), {});
+  EXPECT_FALSE(res.run.median_step_ms);
+  EXPECT_EQ(res.run.long_steps, 0);
+}
