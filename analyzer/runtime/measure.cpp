@@ -142,6 +142,10 @@ void finish(FindingRuntime& r, const Group& g, const MeasureOptions& opts) {
     r.verdict = "not-measurable";
     r.reason = "no step or run time was recorded to compare it with";
   }
+  // A call made after the last step (the loop's tail) can lift a share over the whole step by a
+  // hair; time in the main process is at most all of it. (Worker time runs beside the steps: work
+  // per step, which 2+ workers can take past 100%.)
+  if (r.share && r.worker_calls == 0 && *r.share > 1.0) r.share = 1.0;
   if (r.verdict.empty()) r.verdict = *r.share * 100.0 >= opts.threshold_pct ? "confirmed" : "negligible";
   if (!g.gpu_ok) {
     r.gpu_idle_reason = g.gpu_state.empty() ? "no GPU status was recorded" : "GPU not measured (" + g.gpu_state + ")";

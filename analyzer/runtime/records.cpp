@@ -117,6 +117,7 @@ bool apply_record(ProcessRecords& p, const json& j) {
     get_int(j, "bytes", g.bytes);
     g.copy = get_str(j, "copy");
     g.src_kind = get_str(j, "src_kind");
+    if (g.kind == "kernel") g.name = get_str(j, "name");
     p.gpu.push_back(std::move(g));  // GPU times do not widen the process's host span
     return true;
   }

@@ -43,6 +43,7 @@ struct GpuRec {
   int64_t bytes = 0;
   std::string copy;      // memcpy: HtoD / DtoH / DtoD / ...
   std::string src_kind;  // memcpy: pageable / pinned / device / unknown
+  std::string name;      // kernel: its (possibly shortened) name
 };
 
 struct ProcessRecords {

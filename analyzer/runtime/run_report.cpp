@@ -399,7 +399,7 @@ nlohmann::json trace_json(const std::vector<ProcessRecords>& procs, const std::v
         it = tids.emplace(key, tid).first;
         meta("thread_name", pid, tid, "GPU " + std::to_string(g.device) + " stream " + std::to_string(g.stream));
       }
-      std::string name = g.kind;
+      std::string name = g.kind == "kernel" && !g.name.empty() ? g.name : g.kind;
       nlohmann::json args = nlohmann::json::object();
       if (g.kind == "memcpy") {
         name += " " + g.copy + (g.src_kind.empty() ? "" : " (" + g.src_kind + ")");

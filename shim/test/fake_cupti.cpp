@@ -10,13 +10,20 @@
 //   offset   no timestamp callback: CUPTI's own clock is CLOCK_REALTIME (the shim converts)
 //   busy     cuptiActivityEnable fails with CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED
 //   unknown  cuptiActivityEnable fails with CUPTI_ERROR_UNKNOWN (as without a driver)
+//   driven   no synthetic records: the program under test says what its "GPU" did through
+//            fake_cupti_add() (loaded with ctypes from the same path), and each flush hands the
+//            shim those records. Timestamps as in ok mode. Lets a CPU test drive the whole
+//            `trainlint run` chain (bootstrap, shim, records, merge, report) with GPU activity
+//            placed where a real GPU would have put it.
 #include <cupti_activity.h>
 #include <cupti_result.h>
 #include <time.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #define FAKE_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -53,6 +60,15 @@ size_t record_size(CUpti_ActivityKind k) {
 
 const char* const kKernelName = "void fake_kernel<float>(float*, int)";
 
+// driven mode: what the program reported, waiting for the next flush
+struct Pending {
+  int kind;  // 0 kernel (arg: stream), 1 pageable host-to-device copy, 2 pinned one
+  uint64_t start, end;
+  int arg;
+};
+std::mutex g_mu;
+std::vector<Pending> g_pending;
+
 }  // namespace
 
 FAKE_EXPORT CUptiResult cuptiGetVersion(uint32_t* v) {
@@ -83,7 +99,7 @@ FAKE_EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequ
 }
 
 FAKE_EXPORT CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f) {
-  if (mode() != "ok") return CUPTI_ERROR_NOT_SUPPORTED;
+  if (mode() != "ok" && mode() != "driven") return CUPTI_ERROR_NOT_SUPPORTED;
   g_timestamp = f;
   return CUPTI_SUCCESS;
 }
@@ -120,9 +136,65 @@ FAKE_EXPORT CUptiResult cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid
   return CUPTI_SUCCESS;
 }
 
-// One buffer of synthetic activity, all of it in the last 10 ms on CUPTI's clock.
+// driven mode: the program under test reports an activity of its pretend GPU (CLOCK_MONOTONIC ns).
+FAKE_EXPORT void fake_cupti_add(int kind, uint64_t start, uint64_t end, int arg) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_pending.push_back({kind, start, end, arg});
+}
+
+namespace {
+CUptiResult flush_driven() {
+  std::vector<Pending> todo;
+  {
+    std::lock_guard<std::mutex> lock(g_mu);
+    todo.swap(g_pending);
+  }
+  size_t at = 0;
+  while (at < todo.size()) {
+    uint8_t* buffer = nullptr;
+    size_t size = 0, max_records = 0;
+    g_request(&buffer, &size, &max_records);
+    if (!buffer) return CUPTI_SUCCESS;
+    std::memset(buffer, 0, size);
+    size_t used = 0;
+    for (; at < todo.size() && used + 256 <= size; ++at) {
+      const Pending& p = todo[at];
+      if (p.kind == 0) {
+        CUpti_ActivityKernel10 k{};
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.start = p.start;
+        k.end = p.end;
+        k.contextId = 1;
+        k.streamId = static_cast<uint32_t>(p.arg);
+        k.name = kKernelName;
+        std::memcpy(buffer + used, &k, sizeof k);
+        used += record_size(k.kind);
+      } else {
+        CUpti_ActivityMemcpy6 m{};
+        m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+        m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+        m.srcKind = p.kind == 1 ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE : CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+        m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+        m.bytes = 8192;
+        m.start = p.start;
+        m.end = p.end;
+        m.contextId = 1;
+        m.streamId = 14;
+        std::memcpy(buffer + used, &m, sizeof m);
+        used += record_size(m.kind);
+      }
+    }
+    g_complete(nullptr, 0, buffer, size, used);
+  }
+  return CUPTI_SUCCESS;
+}
+}  // namespace
+
+// One buffer of synthetic activity, all of it in the last 10 ms on CUPTI's clock (driven mode:
+// what the program reported since the last flush).
 FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t) {
   if (!g_enabled || !g_request || !g_complete) return CUPTI_SUCCESS;
+  if (mode() == "driven") return flush_driven();
   uint8_t* buffer = nullptr;
   size_t size = 0, max_records = 0;
   g_request(&buffer, &size, &max_records);

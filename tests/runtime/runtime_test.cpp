@@ -1101,3 +1101,92 @@ TEST(RuntimeMerge, MedianStepAndLongSteps) {
   EXPECT_FALSE(res.run.median_step_ms);
   EXPECT_EQ(res.run.long_steps, 0);
 }
+
+// ---- the GPU side of the whole chain, without a GPU ----------------------------------------------
+
+// `trainlint run` with the stand-in libcupti in "driven" mode: the program reports what a GPU would
+// have done (kernels while a step computes, a pageable copy per batch, nothing during its per-step
+// gc.collect()). Everything after that is the real chain: the bootstrap starts the shim, the shim
+// flushes CUPTI buffers into the records, the merge puts GPU idle time on the gc.collect() site and
+// counts the pageable copies against the DataLoader, TL903 fires, and the trace has GPU tracks.
+TEST(RuntimeEndToEnd, GpuSideThroughTheWholeChainWithAStandInCupti) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  const fs::path bin_dir = fs::path(tl::test::binary()).parent_path();
+  const fs::path fake = bin_dir / "libtrainlint_fake_cupti.so";
+  if (!fs::exists(fake)) GTEST_SKIP() << fake << " not built (no CUPTI headers: host-only shim)";
+  TempDir d;
+  write_file(d.path / "train.py",
+             "import ctypes, gc, os, time\n"
+             "import torch\n"
+             "from torch.utils.data import DataLoader, TensorDataset\n"
+             "\n"
+             "fake = ctypes.CDLL(os.environ['TRAINLINT_CUPTI'])\n"
+             "fake.fake_cupti_add.argtypes = [ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_int]\n"
+             "\n"
+             "\n"
+             "def main():\n"
+             "    device = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n"
+             "    torch.manual_seed(0)\n"
+             "    data = TensorDataset(torch.randn(640, 64), torch.randn(640, 1))\n"
+             "    loader = DataLoader(data, batch_size=32)\n"
+             "    model = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(), torch.nn.Linear(256, 1)).to(device)\n"
+             "    opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"
+             "    junk = [[i] for i in range(200000)]  # something for gc.collect() to walk\n"
+             "    for x, y in loader:\n"
+             "        t0 = time.monotonic_ns()\n"
+             "        x, y = x.to(device), y.to(device)\n"
+             "        fake.fake_cupti_add(1, t0, time.monotonic_ns() + 1000, 0)\n"
+             "        t1 = time.monotonic_ns()\n"
+             "        opt.zero_grad()\n"
+             "        loss = torch.nn.functional.mse_loss(model(x), y)\n"
+             "        loss.backward()\n"
+             "        opt.step()\n"
+             "        fake.fake_cupti_add(0, t1, time.monotonic_ns(), 7)\n"
+             "        gc.collect()\n"
+             "    print('steps done', len(junk) > 0)\n"
+             "\n"
+             "\n"
+             "if __name__ == '__main__':\n"
+             "    main()\n");
+  Proc r = run_tl("run --format json --output r.json --trace trace.json -- /usr/bin/python3 train.py", d.path.string(),
+                  "/dev/null", "TRAINLINT_CUPTI='" + fake.string() + "' FAKE_CUPTI_MODE=driven");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "steps done True\n");
+  json doc = json::parse(read_file(d.path / "r.json"));
+  const json& gpu = doc["run"]["gpu"];
+  EXPECT_EQ(gpu["status"], "ok") << gpu.dump();
+  EXPECT_TRUE(gpu["measured"].get<bool>());
+  EXPECT_EQ(gpu["kernels"], 20);
+  EXPECT_EQ(gpu["memcpys"], 20);
+  EXPECT_EQ(gpu["pageable_htod"], 20);
+  EXPECT_EQ(doc["run"]["steps"], 20);
+
+  // gc.collect(): the GPU did nothing during it, so its GPU idle time is its whole time
+  const json* gc = finding(doc, "TL101");
+  ASSERT_NE(gc, nullptr);
+  const json& g = (*gc)["runtime"];
+  EXPECT_EQ(g["verdict"], "confirmed") << g.dump();
+  ASSERT_TRUE(g["gpu_idle_ms"].is_number()) << g.dump();
+  EXPECT_GT(g["total_ms"].get<double>(), 0.0);
+  EXPECT_NEAR(g["gpu_idle_ms"].get<double>(), g["total_ms"].get<double>(), 0.01 * g["total_ms"].get<double>()) << g.dump();
+
+  // TL202: measured now (a GPU was there), with the pageable copies counted beside its data waits
+  const json* pin = finding(doc, "TL202");
+  ASSERT_NE(pin, nullptr);
+  const json& p = (*pin)["runtime"];
+  EXPECT_NE(p["verdict"], "not-measurable") << p.dump();
+  EXPECT_EQ(p["pageable_copies"], 20) << p.dump();
+
+  // TL903: a GPU idle for most of the steps (the step computes for well under a gc.collect())
+  const json* idle = finding(doc, "TL903");
+  ASSERT_NE(idle, nullptr) << doc["run"].dump();
+  EXPECT_TRUE((*idle)["runtime"].value("runtime_only", false));
+
+  // the trace shows the GPU activity beside the host intervals
+  json tr = json::parse(read_file(d.path / "trace.json"));
+  int kernels = 0;
+  for (auto& e : tr["traceEvents"])
+    if (e.value("ph", "") == "X" && e.value("cat", "") == "gpu" && e.value("name", "") == "void fake_kernel<float>(float*, int)")
+      ++kernels;
+  EXPECT_EQ(kernels, 20) << tr.dump().substr(0, 2000);
+}
