@@ -1190,3 +1190,46 @@ TEST(RuntimeEndToEnd, GpuSideThroughTheWholeChainWithAStandInCupti) {
       ++kernels;
   EXPECT_EQ(kernels, 20) << tr.dump().substr(0, 2000);
 }
+
+// torch.profiler with CUDA activities needs CUPTI for itself (one CUPTI per process, its activity
+// callbacks process-wide): the shim flushes and steps aside before Kineto prepares its trace, the
+// GPU is reported not measured with the reason, host measurements go on. (A CPU build of torch
+// drops the CUDA activity, so the program asks for it the way a GPU build would keep it.)
+TEST(RuntimeEndToEnd, TorchProfilerTakesCuptiAndTheShimStepsAside) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  const fs::path fake = fs::path(tl::test::binary()).parent_path() / "libtrainlint_fake_cupti.so";
+  if (!fs::exists(fake)) GTEST_SKIP() << fake << " not built (no CUPTI headers: host-only shim)";
+  TempDir d;
+  write_file(d.path / "prof.py",
+             "import gc\n"
+             "import torch\n"
+             "from torch.profiler import ProfilerActivity\n"
+             "\n"
+             "model = torch.nn.Linear(8, 1)\n"
+             "opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+             "for i in range(6):\n"
+             "    opt.zero_grad()\n"
+             "    model(torch.randn(4, 8)).sum().backward()\n"
+             "    opt.step()\n"
+             "    gc.collect()\n"
+             "    if i == 2:\n"
+             "        p = torch.autograd.profiler.profile()\n"
+             "        p.kineto_activities = {ProfilerActivity.CPU, ProfilerActivity.CUDA}\n"
+             "        try:\n"
+             "            p._prepare_trace()\n"
+             "        except Exception:\n"
+             "            pass\n"
+             "print('done')\n");
+  Proc r = run_tl("run --format json --output r.json -- /usr/bin/python3 prof.py", d.path.string(), "/dev/null",
+                  "TRAINLINT_CUPTI='" + fake.string() + "' FAKE_CUPTI_MODE=driven");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "done\n");
+  json doc = json::parse(read_file(d.path / "r.json"));
+  EXPECT_EQ(doc["run"]["gpu"]["status"], "busy") << doc["run"]["gpu"].dump();
+  EXPECT_NE(doc["run"]["gpu"]["reason"].get<std::string>().find("torch.profiler"), std::string::npos);
+  EXPECT_EQ(doc["run"]["steps"], 6);
+  const json* gc = finding(doc, "TL101");
+  ASSERT_NE(gc, nullptr);
+  EXPECT_EQ((*gc)["runtime"]["verdict"], "confirmed");
+  EXPECT_TRUE((*gc)["runtime"]["gpu_idle_ms"].is_null());
+}

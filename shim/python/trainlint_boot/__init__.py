@@ -463,6 +463,21 @@ def make_worker_loop_wrapper(orig, started, finished):
     return _worker_loop
 
 
+def make_before_wrapper(orig, before):
+    # Runs before(args) first (it never raises), then the original.
+    def call(*args, **kwargs):
+        before(args)
+        try:
+            return orig(*args, **kwargs)
+        except BaseException as e:
+            tb = e.__traceback__
+            if tb is not None and tb.tb_frame.f_code is CODE[8]:
+                e.__traceback__ = tb.tb_next
+            raise
+    CODE[8] = call.__code__
+    return call
+
+
 def make_exit_wrapper(orig, before):
     def _exit(*args, **kwargs):
         before()
@@ -470,7 +485,7 @@ def make_exit_wrapper(orig, before):
     return _exit
 '''
 
-_W = {"CODE": [None] * 8}
+_W = {"CODE": [None] * 9}
 exec(compile(_WRAPPER_SRC, _WRAPPER_FILE, "exec"), _W)
 
 
@@ -1306,6 +1321,34 @@ def _start_shim():
     _S.shim_last_flush = _mono()
 
 
+def _release_shim_for_profiler(args):
+    """torch.profiler (Kineto) is about to take CUPTI for its CUDA activities. One process has one
+    CUPTI, and its activity callbacks are process-wide: Kineto registering its own would hand our
+    outstanding buffers to its deallocator and its buffers to ours. So the shim flushes, disables
+    its activities and steps aside first, and the records say that the GPU was not measured."""
+    try:
+        if _S.shim is None or _S.pid != os.getpid():
+            return
+        acts = getattr(args[0], "kineto_activities", None) if args else None
+        if acts is not None and not any(str(getattr(a, "name", a)).upper().endswith("CUDA") for a in acts):
+            return  # a CPU-only trace: Kineto leaves CUPTI alone
+        _flush()
+        _S.shim.tl_shim_stop()
+        _S.shim = None
+        _gpu_status("busy", "the program started torch.profiler with CUDA activities after %d optimizer steps; "
+                    "the shim handed CUPTI over to it (one CUPTI client per process), so GPU time is not "
+                    "measured in this run" % _S.steps)
+    except Exception:
+        pass
+
+
+def _hook_torch_profiler(mod):
+    prof = getattr(mod, "profile", None)
+    if isinstance(prof, type) and "_prepare_trace" in prof.__dict__:
+        _patch_attr(prof, "_prepare_trace", lambda orig: _W["make_before_wrapper"](orig, _release_shim_for_profiler),
+                    "torch.autograd.profiler.profile._prepare_trace")
+
+
 # ------------------------------------------------------------------------------------------------
 # install
 
@@ -1365,6 +1408,7 @@ def install():
         _when_imported("torch.utils.data._utils.worker", _hook_worker)
         _when_imported("torch.distributed", _hook_distributed)
         _when_imported("torch.autograd", _hook_autograd)
+        _when_imported("torch.autograd.profiler", _hook_torch_profiler)
         if _S.want_data_parallel:
             _when_imported("torch.nn.parallel.data_parallel", _hook_data_parallel)
         if not _S.is_child or _rank() is not None:
