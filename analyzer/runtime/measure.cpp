@@ -84,6 +84,11 @@ void compute_gpu(Group& g, const MeasureOptions& opts) {
         busy.push_back(r.t);
         devices.insert(r.device);
       }
+  for (auto* p : g.members)
+    for (auto& b : p->gpu_busy) {
+      busy.push_back(b.t);
+      devices.insert(b.device);
+    }
   g.busy = normalize(std::move(busy));
   g.devices = static_cast<int64_t>(devices.size());
   const ProcessRecords* st = g.root->has_gpu_status ? g.root : nullptr;
@@ -236,8 +241,10 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
       return nm;
     }
     int64_t kernels = 0;
-    for (auto* p : g.members)
+    for (auto* p : g.members) {
       for (auto& c : p->gpu) kernels += c.kind == "kernel";
+      kernels += p->busy_kernels;
+    }
     r.calls = kernels;
     if (kernels == 0) {
       r.verdict = "confirmed";
@@ -425,7 +432,7 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
   run.gpu_state = pg.gpu_state.empty() ? "unknown" : pg.gpu_state;
   run.gpu_reason = pg.gpu_state.empty() ? "no GPU status was recorded" : pg.gpu_reason;
   run.gpu_devices = pg.devices;
-  for (auto* p : pg.members)
+  for (auto* p : pg.members) {
     for (auto& c : p->gpu) {
       if (c.kind == "kernel") ++run.kernels;
       else if (c.kind == "memcpy") {
@@ -433,6 +440,9 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
         if (c.copy == "HtoD" && c.src_kind == "pageable") ++run.pageable_htod;
       } else if (c.kind == "memset") ++run.memsets;
     }
+    run.kernels += p->busy_kernels;
+    run.memsets += p->busy_memsets;
+  }
   for (auto& g : groups)
     for (auto* p : g.members)
       if (p->has_end && p->end_reason == "max-steps" && p->role != "worker") run.stopped_early = true;

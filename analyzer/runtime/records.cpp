@@ -121,6 +121,28 @@ bool apply_record(ProcessRecords& p, const json& j) {
     p.gpu.push_back(std::move(g));  // GPU times do not widen the process's host span
     return true;
   }
+  if (t == "gpu_busy") {
+    int64_t base = 0, device = 0, n = 0;
+    auto iv = j.find("iv");
+    if (!get_int(j, "base", base) || iv == j.end() || !iv->is_array() || iv->size() % 2 != 0) return false;
+    get_int(j, "device", device);
+    std::vector<BusyRec> add;
+    add.reserve(iv->size() / 2);
+    for (size_t i = 0; i < iv->size(); i += 2) {
+      const json& o = (*iv)[i];
+      const json& d = (*iv)[i + 1];
+      if (!o.is_number_integer() || !d.is_number_integer() || d.get<int64_t>() < 0) return false;
+      BusyRec b;
+      b.t.start = base + o.get<int64_t>();
+      b.t.end = b.t.start + d.get<int64_t>();
+      b.device = device;
+      add.push_back(b);
+    }
+    p.gpu_busy.insert(p.gpu_busy.end(), add.begin(), add.end());
+    if (get_int(j, "kernels", n)) p.busy_kernels += n;
+    if (get_int(j, "memsets", n)) p.busy_memsets += n;
+    return true;
+  }
   if (t == "gpu_status") {
     p.has_gpu_status = true;
     p.gpu_state = get_str(j, "state");

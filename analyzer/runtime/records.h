@@ -46,6 +46,12 @@ struct GpuRec {
   std::string name;      // kernel: its (possibly shortened) name
 };
 
+// A `gpu_busy` interval: kernels and memsets past the shim's detail budget, merged per device.
+struct BusyRec {
+  Interval t;
+  int64_t device = 0;
+};
+
 struct ProcessRecords {
   std::string file;  // rec-<pid>.jsonl (name only)
   bool has_proc = false;
@@ -63,6 +69,8 @@ struct ProcessRecords {
   std::vector<LoaderRec> waits, iters;
   std::vector<GcRec> gcs;
   std::vector<GpuRec> gpu;
+  std::vector<BusyRec> gpu_busy;
+  int64_t busy_kernels = 0, busy_memsets = 0;  // the kernels and memsets inside gpu_busy
   bool has_gpu_status = false;
   std::string gpu_state, gpu_reason;  // the last gpu_status line
   std::optional<int64_t> gpu_devices;  // optional extension: devices the shim saw

@@ -337,9 +337,11 @@ nlohmann::json trace_json(const std::vector<ProcessRecords>& procs, const std::v
   for (auto& p : procs) {
     if (p.any_time()) t0 = std::min(t0, p.first_ns);
     for (auto& g : p.gpu) t0 = std::min(t0, g.t.start);
+    for (auto& b : p.gpu_busy) t0 = std::min(t0, b.t.start);
   }
   if (t0 == INT64_MAX) t0 = 0;
   auto us = [&](int64_t ns) { return static_cast<double>(ns - t0) / 1000.0; };
+  size_t omitted_busy = 0;  // gpu_busy intervals past the trace's bound
   nlohmann::json ev = nlohmann::json::array();
   auto complete = [&](const std::string& name, const char* cat, int64_t pid, int64_t tid, Interval t,
                       nlohmann::json args = nlohmann::json::object()) {
@@ -407,8 +409,29 @@ nlohmann::json trace_json(const std::vector<ProcessRecords>& procs, const std::v
       }
       complete(name, "gpu", pid, it->second, g.t, args);
     }
+    // past the shim's detail budget: merged busy intervals, one track per device, up to a bound
+    // that keeps the trace loadable
+    constexpr size_t kMaxBusyEvents = 500000;
+    std::map<int64_t, int64_t> busy_tids;
+    size_t shown = 0;
+    for (auto& b : p.gpu_busy) {
+      if (shown == kMaxBusyEvents) {
+        omitted_busy += p.gpu_busy.size() - shown;
+        break;
+      }
+      auto it = busy_tids.find(b.device);
+      if (it == busy_tids.end()) {
+        int64_t tid = 2000 + static_cast<int64_t>(busy_tids.size());
+        it = busy_tids.emplace(b.device, tid).first;
+        meta("thread_name", pid, tid, "GPU " + std::to_string(b.device) + " busy (merged kernels and memsets)");
+      }
+      complete("busy", "gpu", pid, it->second, b.t, nlohmann::json::object());
+      ++shown;
+    }
   }
-  return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}, {"otherData", {{"tool", "trainlint run"}, {"clock", "CLOCK_MONOTONIC"}, {"t0_ns", t0}}}};
+  nlohmann::json other = {{"tool", "trainlint run"}, {"clock", "CLOCK_MONOTONIC"}, {"t0_ns", t0}};
+  if (omitted_busy) other["gpu_busy_intervals_omitted"] = omitted_busy;
+  return {{"traceEvents", ev}, {"displayTimeUnit", "ms"}, {"otherData", other}};
 }
 
 }  // namespace tl::runtime

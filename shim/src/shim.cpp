@@ -401,6 +401,19 @@ class Shim {
   std::map<uint32_t, uint32_t> context_device_;  // contextId -> deviceId, learned from records
   std::atomic<int> outstanding_buffers_{0};
   uint64_t records_written_ = 0, records_incomplete_ = 0;
+  // Detail budget: the first `detail_left_` kernel / memset / sync records are written one line
+  // each (names included, for the trace); after that, kernels and memsets are written per buffer
+  // as merged busy intervals per device (`gpu_busy`), and syncs are only counted. Copies are
+  // always written one by one: they are few, and TL202 needs each one's source memory kind.
+  int64_t detail_left_ = 100000;
+  bool aggregated_ = false;
+  uint64_t syncs_skipped_ = 0;
+  struct Busy {
+    std::vector<std::pair<int64_t, int64_t>> iv;
+    int64_t kernels = 0, memsets = 0;
+  };
+  std::map<uint32_t, Busy> busy_;  // device -> this buffer's intervals past the budget
+  void write_busy(std::string& out);
   size_t dropped_ = 0;
 #endif
 
@@ -491,6 +504,11 @@ void Shim::stop() noexcept {
     std::lock_guard<std::mutex> lock(mu_);
     enabled_.clear();
     if (dropped_ > 0) note("CUPTI dropped " + std::to_string(dropped_) + " activity records (buffers full)");
+    if (aggregated_)
+      note("after the first GPU activity records, kernels and memsets were written as merged busy intervals per "
+           "device (TRAINLINT_GPU_DETAIL sets how many are written one by one)" +
+           (syncs_skipped_ ? "; " + std::to_string(syncs_skipped_) + " synchronisation records were counted, not written"
+                           : std::string()));
     if (records_incomplete_ > 0)
       note(std::to_string(records_incomplete_) + " GPU activity records were incomplete (no end time) and were skipped");
 #else
@@ -574,6 +592,11 @@ int64_t Shim::to_mono(uint64_t ts) const {
 }
 
 void Shim::start_cupti() {
+  if (const char* d = std::getenv("TRAINLINT_GPU_DETAIL"); d && *d) {
+    char* end = nullptr;
+    long long v = std::strtoll(d, &end, 10);
+    if (end && *end == '\0' && v >= 0) detail_left_ = v;
+  }
   std::string tried;
   if (!load_cupti(&tried)) {
     set_status("unavailable", "libcupti not found (tried " + tried + ")");
@@ -704,10 +727,29 @@ void Shim::format_record(const CUpti_Activity* rec, std::string& out) {
     out += ",\"device\":";
     append_int(out, device);
   };
+  // past the detail budget: into this buffer's busy intervals
+  auto divert = [&](uint64_t start, uint64_t end, uint32_t context, uint32_t device, bool kernel) -> bool {
+    if (detail_left_ > 0) {
+      --detail_left_;
+      return false;
+    }
+    if (start == 0 || end == 0 || end < start) {
+      ++records_incomplete_;
+      return true;
+    }
+    aggregated_ = true;
+    context_device_[context] = device;
+    Busy& b = busy_[device];
+    b.iv.emplace_back(to_mono(start), to_mono(end));
+    ++(kernel ? b.kernels : b.memsets);
+    ++records_written_;
+    return true;
+  };
   switch (rec->kind) {
     case CUPTI_ACTIVITY_KIND_KERNEL:
     case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
       auto* k = reinterpret_cast<const KernelRecord*>(rec);
+      if (divert(k->start, k->end, k->contextId, k->deviceId, true)) return;
       if (!head("kernel", k->start, k->end)) return;
       where(k->contextId, k->streamId, k->deviceId);
       out += ",\"name\":";
@@ -732,6 +774,7 @@ void Shim::format_record(const CUpti_Activity* rec, std::string& out) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       auto* m = reinterpret_cast<const MemsetRecord*>(rec);
+      if (divert(m->start, m->end, m->contextId, m->deviceId, false)) return;
       if (!head("memset", m->start, m->end)) return;
       where(m->contextId, m->streamId, m->deviceId);
       out += ",\"bytes\":";
@@ -741,6 +784,11 @@ void Shim::format_record(const CUpti_Activity* rec, std::string& out) {
     }
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
       auto* y = reinterpret_cast<const SyncRecord*>(rec);
+      if (detail_left_ <= 0) {
+        ++syncs_skipped_;
+        return;
+      }
+      --detail_left_;
       if (!head("sync", y->start, y->end)) return;
       out += ",\"stream\":";
       if (y->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE)
@@ -777,11 +825,51 @@ void Shim::process_buffer(uint8_t* buffer, size_t valid, CUcontext ctx, uint32_t
       out.clear();
     }
   }
+  write_busy(out);
   sink_.write_lines(out);
   // Activity records prove a working GPU, whatever the start-up checks guessed.
   if (records_written_ > 0 && (status_.rfind("no-gpu", 0) == 0 || status_.rfind("no-driver", 0) == 0)) status_ = "ok";
   size_t dropped = 0;
   if (api_.ActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) dropped_ += dropped;
+}
+
+// One or more `gpu_busy` lines per device: the buffer's diverted intervals, sorted and merged where
+// they overlap or touch (the union is exact: a gap of even 1 ns stays a gap), as offsets from
+// `base` and durations, so a saturated GPU costs a few bytes per kernel instead of a line.
+void Shim::write_busy(std::string& out) {
+  constexpr size_t kPerLine = 4096;
+  for (auto& [device, b] : busy_) {
+    if (b.iv.empty()) continue;
+    std::sort(b.iv.begin(), b.iv.end());
+    std::vector<std::pair<int64_t, int64_t>> merged;
+    for (auto& iv : b.iv) {
+      if (!merged.empty() && iv.first <= merged.back().second)
+        merged.back().second = std::max(merged.back().second, iv.second);
+      else
+        merged.push_back(iv);
+    }
+    for (size_t at = 0; at < merged.size(); at += kPerLine) {
+      const size_t stop = std::min(merged.size(), at + kPerLine);
+      const int64_t base = merged[at].first;
+      out += "{\"t\":\"gpu_busy\",\"device\":";
+      append_int(out, device);
+      out += ",\"kernels\":";
+      append_int(out, at == 0 ? b.kernels : 0);  // the counts go with the first line
+      out += ",\"memsets\":";
+      append_int(out, at == 0 ? b.memsets : 0);
+      out += ",\"base\":";
+      append_int(out, base);
+      out += ",\"iv\":[";
+      for (size_t i = at; i < stop; ++i) {
+        if (i > at) out += ',';
+        append_int(out, merged[i].first - base);
+        out += ',';
+        append_int(out, merged[i].second - merged[i].first);
+      }
+      out += "]}\n";
+    }
+    b = Busy{};
+  }
 }
 
 void Shim::flush_cupti(bool forced) {

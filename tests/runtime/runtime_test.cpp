@@ -1148,8 +1148,12 @@ TEST(RuntimeEndToEnd, GpuSideThroughTheWholeChainWithAStandInCupti) {
              "\n"
              "if __name__ == '__main__':\n"
              "    main()\n");
+  // all 20 kernels one by one, then only the first 5 (TRAINLINT_GPU_DETAIL): the rest arrive as
+  // merged busy intervals and every figure below must come out the same
+  for (const std::string detail : {"100000", "5"}) {
+  SCOPED_TRACE("TRAINLINT_GPU_DETAIL=" + detail);
   Proc r = run_tl("run --format json --output r.json --trace trace.json -- /usr/bin/python3 train.py", d.path.string(),
-                  "/dev/null", "TRAINLINT_CUPTI='" + fake.string() + "' FAKE_CUPTI_MODE=driven");
+                  "/dev/null", "TRAINLINT_CUPTI='" + fake.string() + "' FAKE_CUPTI_MODE=driven TRAINLINT_GPU_DETAIL=" + detail);
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.out, "steps done True\n");
   json doc = json::parse(read_file(d.path / "r.json"));
@@ -1184,11 +1188,15 @@ TEST(RuntimeEndToEnd, GpuSideThroughTheWholeChainWithAStandInCupti) {
 
   // the trace shows the GPU activity beside the host intervals
   json tr = json::parse(read_file(d.path / "trace.json"));
-  int kernels = 0;
-  for (auto& e : tr["traceEvents"])
+  int kernels = 0, busy = 0;
+  for (auto& e : tr["traceEvents"]) {
     if (e.value("ph", "") == "X" && e.value("cat", "") == "gpu" && e.value("name", "") == "void fake_kernel<float>(float*, int)")
       ++kernels;
-  EXPECT_EQ(kernels, 20) << tr.dump().substr(0, 2000);
+    if (e.value("ph", "") == "X" && e.value("cat", "") == "gpu" && e.value("name", "") == "busy") ++busy;
+  }
+  EXPECT_EQ(kernels, detail == "5" ? 5 : 20) << tr.dump().substr(0, 2000);
+  EXPECT_EQ(busy, detail == "5" ? 15 : 0);  // the step's kernel and the next gc.collect() never touch
+  }
 }
 
 // torch.profiler with CUDA activities needs CUPTI for itself (one CUPTI per process, its activity
@@ -1232,4 +1240,21 @@ TEST(RuntimeEndToEnd, TorchProfilerTakesCuptiAndTheShimStepsAside) {
   ASSERT_NE(gc, nullptr);
   EXPECT_EQ((*gc)["runtime"]["verdict"], "confirmed");
   EXPECT_TRUE((*gc)["runtime"]["gpu_idle_ms"].is_null());
+}
+
+TEST(RuntimeRecords, GpuBusyLinesAreIntervalsOfTheirDevice) {
+  std::istringstream in(
+      "{\"t\":\"gpu_busy\",\"device\":1,\"kernels\":7,\"memsets\":1,\"base\":1000,\"iv\":[0,10,20,5]}\n"
+      "{\"t\":\"gpu_busy\",\"device\":1,\"kernels\":0,\"memsets\":0,\"base\":2000,\"iv\":[0,1,2]}\n"  // odd: bad
+      "{\"t\":\"gpu_busy\",\"device\":0,\"kernels\":2,\"base\":3000,\"iv\":[5,-1]}\n");          // negative: bad
+  auto p = rt::parse_records(in, "rec-9.jsonl");
+  ASSERT_EQ(p.gpu_busy.size(), 2u);
+  EXPECT_EQ(p.gpu_busy[0].t.start, 1000);
+  EXPECT_EQ(p.gpu_busy[0].t.end, 1010);
+  EXPECT_EQ(p.gpu_busy[1].t.start, 1020);
+  EXPECT_EQ(p.gpu_busy[1].t.end, 1025);
+  EXPECT_EQ(p.gpu_busy[1].device, 1);
+  EXPECT_EQ(p.busy_kernels, 7);
+  EXPECT_EQ(p.busy_memsets, 1);
+  EXPECT_EQ(p.bad_lines, 2u);
 }

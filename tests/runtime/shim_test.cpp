@@ -588,3 +588,57 @@ TEST(ShimCupti, ActivityRecordsReachTheRecordsOnTheHostClock) {
     EXPECT_TRUE(incomplete_note) << "the record with no end time is skipped and said so";
   }
 }
+
+// Past the detail budget (TRAINLINT_GPU_DETAIL) kernels and memsets are written as merged busy
+// intervals per device; copies stay one line each; syncs are counted, not written.
+TEST(ShimCupti, PastTheDetailBudgetKernelsAreMergedBusyIntervals) {
+  const fs::path fake = shim_path().parent_path() / "libtrainlint_fake_cupti.so";
+  if (!fs::exists(fake)) GTEST_SKIP() << fake << " not built (no CUPTI headers: host-only shim)";
+  TempDir t;
+  write_file(t.path / "prog.py", "import gc\ngc.collect()\nprint('ok')\n");
+  const fs::path records = t.path / "records";
+  fs::create_directories(records);
+  RunResult r = run_python(t.path, "prog.py",
+                           {{"PYTHONPATH", boot_dir().string()},
+                            {"TRAINLINT_RECORDS", records.string()},
+                            {"TRAINLINT_SHIM", shim_path().string()},
+                            {"TRAINLINT_CUPTI", fake.string()},
+                            {"TRAINLINT_GPU_DETAIL", "0"},
+                            {"FAKE_CUPTI_MODE", "ok"}});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  auto files = read_records(records);
+  ASSERT_EQ(files.size(), 1u);
+  auto& lines = files.begin()->second;
+  std::map<std::string, int> kinds;
+  for (auto& g : of_type(lines, "gpu")) ++kinds[g.value("kind", "")];
+  EXPECT_EQ(kinds["kernel"], 0);
+  EXPECT_EQ(kinds["memset"], 0);
+  EXPECT_EQ(kinds["sync"], 0);
+  EXPECT_GE(kinds["memcpy"], 2);  // pageable and pinned, one line each
+  auto busy = of_type(lines, "gpu_busy");
+  ASSERT_FALSE(busy.empty());
+  int64_t kernels = 0, memsets = 0;
+  for (auto& b : busy) {
+    kernels += b.value("kernels", 0LL);
+    memsets += b.value("memsets", 0LL);
+    ASSERT_TRUE(b["iv"].is_array());
+    ASSERT_EQ(b["iv"].size() % 2, 0u);
+    // offsets ascending, intervals disjoint (merged where they overlapped: the fake's two kernels
+    // on streams 7 and 13 overlap), durations positive
+    int64_t prev_end = -1;
+    for (size_t i = 0; i < b["iv"].size(); i += 2) {
+      int64_t o = b["iv"][i].get<int64_t>(), d = b["iv"][i + 1].get<int64_t>();
+      EXPECT_GT(o, prev_end);
+      EXPECT_GT(d, 0);
+      prev_end = o + d;
+    }
+  }
+  EXPECT_GE(kernels, 2);
+  EXPECT_EQ(kernels % 2, 0);
+  EXPECT_GE(memsets, 1);
+  // per flush: the two overlapping kernels make one interval, the memset another
+  EXPECT_EQ(busy.front()["iv"].size(), 4u) << busy.front().dump();
+  bool said = false;
+  for (auto& n : of_type(lines, "note")) said |= n.value("text", "").find("merged busy intervals") != std::string::npos;
+  EXPECT_TRUE(said);
+}
