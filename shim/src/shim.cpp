@@ -368,6 +368,13 @@ class Shim {
   const char* status() noexcept;
   int flush() noexcept;
   void stop() noexcept;
+  void release_cupti() noexcept;  // CUPTI flushed and let go (torch.profiler wants it); records go on
+  // Automatic GC pauses, timed in C: gc.callbacks holds the exported tl_shim_gc_event itself (a
+  // ctypes function object), so no Python bytecode runs inside a gc callback, where CPython would
+  // swallow an exception a signal handler raises there (a ^C's KeyboardInterrupt).
+  void gc_event() noexcept;
+  void gc_record(bool on) noexcept;
+  void gc_explicit(int delta) noexcept;
 
 #if TRAINLINT_HAVE_CUPTI
   static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
@@ -416,6 +423,15 @@ class Shim {
   void write_busy(std::string& out);
   size_t dropped_ = 0;
 #endif
+
+  void flush_gc() noexcept;  // writes gc_buf_ (takes gc_mu_, then mu_)
+  std::mutex gc_mu_;         // guards the gc_ fields; taken before mu_, never the other way round
+  bool gc_on_ = false;
+  int gc_explicit_ = 0;
+  uint64_t gc_calls_ = 0;  // gc calls its callbacks in pairs: start, stop
+  int64_t gc_t0_ = 0;
+  std::string gc_buf_;
+  bool cupti_released_ = false;
 
   std::mutex mu_;  // guards everything below and the sink
   Phase phase_ = Phase::idle;
@@ -481,8 +497,14 @@ int Shim::flush() noexcept {
       std::lock_guard<std::mutex> lock(mu_);
       if (phase_ != Phase::running || stopping_ || !owned_here()) return 0;
     }
+    flush_gc();
 #if TRAINLINT_HAVE_CUPTI
-    flush_cupti(/*forced=*/false);
+    bool released;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      released = cupti_released_;
+    }
+    if (!released) flush_cupti(/*forced=*/false);
 #endif
     return 0;
   } catch (...) {
@@ -495,7 +517,23 @@ void Shim::stop() noexcept {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (phase_ != Phase::running || stopping_ || !owned_here()) return;
-      stopping_ = true;  // a concurrent flush() or stop() now returns at once
+    }
+    release_cupti();
+    flush_gc();
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;  // a concurrent flush() or stop() now returns at once
+    phase_ = Phase::stopped;
+    sink_.close();
+  } catch (...) {
+  }
+}
+
+void Shim::release_cupti() noexcept {
+  try {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (phase_ != Phase::running || stopping_ || cupti_released_ || !owned_here()) return;
+      cupti_released_ = true;  // flush() leaves CUPTI alone from now on
     }
 #if TRAINLINT_HAVE_CUPTI
     // Neither under mu_: CUPTI may deliver buffers on this thread, and buffer_completed takes mu_.
@@ -511,11 +549,55 @@ void Shim::stop() noexcept {
                            : std::string()));
     if (records_incomplete_ > 0)
       note(std::to_string(records_incomplete_) + " GPU activity records were incomplete (no end time) and were skipped");
-#else
-    std::lock_guard<std::mutex> lock(mu_);
 #endif
-    phase_ = Phase::stopped;
-    sink_.close();
+  } catch (...) {
+  }
+}
+
+void Shim::gc_record(bool on) noexcept {
+  std::lock_guard<std::mutex> lock(gc_mu_);
+  gc_on_ = on;
+}
+
+void Shim::gc_explicit(int delta) noexcept {
+  std::lock_guard<std::mutex> lock(gc_mu_);
+  gc_explicit_ += delta;
+}
+
+void Shim::gc_event() noexcept {
+  try {
+    const int64_t now = mono_ns();
+    bool full = false;
+    {
+      std::lock_guard<std::mutex> lock(gc_mu_);
+      if ((gc_calls_++ & 1) == 0) {
+        gc_t0_ = gc_explicit_ > 0 ? 0 : now;  // an explicit gc.collect() is its call site's, not a pause
+        return;
+      }
+      if (!gc_on_ || gc_t0_ == 0) return;
+      gc_buf_ += "{\"t\":\"gc\",\"start\":";
+      append_int(gc_buf_, gc_t0_);
+      gc_buf_ += ",\"end\":";
+      append_int(gc_buf_, now);
+      gc_buf_ += "}\n";
+      gc_t0_ = 0;
+      full = gc_buf_.size() > 64 * 1024;
+    }
+    if (full) flush_gc();
+  } catch (...) {
+  }
+}
+
+void Shim::flush_gc() noexcept {
+  try {
+    std::string lines;
+    {
+      std::lock_guard<std::mutex> lock(gc_mu_);
+      lines.swap(gc_buf_);
+    }
+    if (lines.empty()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    if (phase_ == Phase::running && owned_here()) sink_.write_lines(lines);
   } catch (...) {
   }
 }
@@ -895,5 +977,15 @@ TL_EXPORT const char* tl_shim_status(void) { return Shim::get().status(); }
 TL_EXPORT int tl_shim_flush(void) { return Shim::get().flush(); }
 
 TL_EXPORT void tl_shim_stop(void) { Shim::get().stop(); }
+
+TL_EXPORT void tl_shim_release_cupti(void) { Shim::get().release_cupti(); }
+
+// gc.callbacks entry (ctypes, argtypes py_object x2: the phase and info objects are not read; gc
+// calls every callback at the start and at the stop of each collection).
+TL_EXPORT void tl_shim_gc_event(void*, void*) { Shim::get().gc_event(); }
+
+TL_EXPORT void tl_shim_gc_record(int on) { Shim::get().gc_record(on != 0); }
+
+TL_EXPORT void tl_shim_gc_explicit(int delta) { Shim::get().gc_explicit(delta); }
 
 TL_EXPORT long long tl_shim_now_ns(void) { return static_cast<long long>(mono_ns()); }

@@ -1258,3 +1258,57 @@ TEST(RuntimeRecords, GpuBusyLinesAreIntervalsOfTheirDevice) {
   EXPECT_EQ(p.busy_memsets, 1);
   EXPECT_EQ(p.bad_lines, 2u);
 }
+
+// ^C (SIGINT to trainlint, forwarded) reaches a program that spends nearly all its time inside
+// gc.collect(): the KeyboardInterrupt must not be raised inside a gc callback of ours, where
+// CPython swallows it. trainlint reports, then ends by SIGINT like the program.
+TEST(RuntimeLauncher, SigintReachesAProgramThatLivesInGcCollect) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  TempDir d;
+  write_file(d.path / "gcloop.py",
+             "import gc, pathlib, time\n"
+             "junk = [[i] for i in range(1000000)]\n"
+             "t_end = time.monotonic() + 30\n"
+             "n = 0\n"
+             "while time.monotonic() < t_end:\n"
+             "    gc.collect()\n"
+             "    n += 1\n"
+             "    if n == 3:\n"
+             "        pathlib.Path('ready').write_text('1')\n"
+             "print('not interrupted')\n");
+  // with the shim (GC pauses timed in C), and host-only (a Python gc callback, whose swallowed
+  // KeyboardInterrupt the bootstrap sends again); three times each
+  for (int trial = 0; trial < 6; ++trial) {
+    const bool host_only = trial >= 3;
+    SCOPED_TRACE(std::string(host_only ? "host-only " : "shim ") + std::to_string(trial % 3));
+    fs::remove(d.path / "ready");
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (chdir(d.path.c_str()) != 0) _exit(99);
+      if (host_only) setenv("TRAINLINT_SHIM_PATH", "/nonexistent/libtrainlint_shim.so", 1);
+      int null = open("/dev/null", O_RDWR);
+      dup2(null, 0);
+      dup2(null, 1);
+      dup2(null, 2);
+      std::string bin = tl::test::binary();
+      execl(bin.c_str(), bin.c_str(), "run", "--output", "report.txt", "--", "/usr/bin/python3", "gcloop.py",
+            static_cast<char*>(nullptr));
+      _exit(98);
+    }
+    ASSERT_GT(pid, 0);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!fs::exists(d.path / "ready") && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    ASSERT_TRUE(fs::exists(d.path / "ready"));
+    auto sent = std::chrono::steady_clock::now();
+    kill(pid, SIGINT);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status)) << "exit status " << (WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    EXPECT_EQ(WTERMSIG(status), SIGINT);
+    EXPECT_LT(std::chrono::steady_clock::now() - sent, std::chrono::seconds(10)) << "the ^C was not delivered";
+    std::string report = read_file(d.path / "report.txt");
+    EXPECT_NE(report.find("ended by SIGINT"), std::string::npos) << report;
+    EXPECT_EQ(report.find("GPU: not measured (host-only") != std::string::npos, host_only) << report;
+  }
+}

@@ -642,3 +642,46 @@ TEST(ShimCupti, PastTheDetailBudgetKernelsAreMergedBusyIntervals) {
   for (auto& n : of_type(lines, "note")) said |= n.value("text", "").find("merged busy intervals") != std::string::npos;
   EXPECT_TRUE(said);
 }
+
+// Automatic GC pauses are recorded (TL902); an explicit gc.collect() is its call site's time, not a
+// pause. With the shim loaded they are timed in C (the shim's tl_shim_gc_event is the gc callback);
+// host-only, by a Python callback. Both write the same `gc` records.
+TEST(ShimBootstrap, AutomaticGcPausesAreRecordedExplicitCollectsAreNot) {
+  TempDir t;
+  const std::string prog =
+      "import gc, time\n"
+      "class Node:\n"
+      "    def __init__(self):\n"
+      "        self.me = self\n"
+      "for i in range(300000):\n"
+      "    Node()  # cyclic garbage: only a collection frees it\n"
+      "t0 = time.monotonic_ns()\n"
+      "gc.collect()\n"
+      "t1 = time.monotonic_ns()\n"
+      "open('explicit.txt', 'w').write('%d %d' % (t0, t1))\n";
+  write_file(t.path / "prog.py", prog);
+  for (const bool with_shim : {true, false}) {
+    SCOPED_TRACE(with_shim ? "shim" : "host-only");
+    if (with_shim && !fs::exists(shim_path())) continue;
+    const fs::path records = t.path / (with_shim ? "records-shim" : "records-host");
+    fs::create_directories(records);
+    std::map<std::string, std::string> env = {{"PYTHONPATH", boot_dir().string()},
+                                              {"TRAINLINT_RECORDS", records.string()}};
+    if (with_shim) env["TRAINLINT_SHIM"] = shim_path().string();
+    RunResult r = run_python(t.path, "prog.py", env);
+    ASSERT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    auto files = read_records(records);
+    ASSERT_EQ(files.size(), 1u);
+    auto gcs = of_type(files.begin()->second, "gc");
+    EXPECT_GE(gcs.size(), 10u) << "300,000 cyclic objects trigger many automatic collections";
+    std::istringstream ex(read_file(t.path / "explicit.txt"));
+    int64_t e0 = 0, e1 = 0;
+    ex >> e0 >> e1;
+    for (auto& g : gcs) {
+      const int64_t s = g.value("start", 0LL), e = g.value("end", 0LL);
+      EXPECT_GE(e, s) << g.dump();
+      EXPECT_FALSE(s >= e0 && e <= e1) << "the explicit gc.collect() was recorded as a pause: " << g.dump();
+    }
+  }
+}

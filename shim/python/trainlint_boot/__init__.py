@@ -76,6 +76,8 @@ class _State(object):
     backward_steps = False  # the plan's step marker is backward() (no optimizer step in the program)
     opt_steps = 0  # optimizer steps seen in this process
     bsteps = 0  # backward() calls recorded as `bstep` while no optimizer step had run
+    gc_explicit_fn = None  # the shim's tl_shim_gc_explicit, when GC pauses are timed in C
+    cupti_released = False  # the shim gave CUPTI up to torch.profiler
     promoted = False  # a child process found to train (init_process_group, or an optimizer step)
     dist_rank = None  # torch.distributed.get_rank() once the process group is up
 
@@ -245,7 +247,7 @@ def _end(reason, exception=None):
                 _flush()  # host records first, then the shim's last GPU records
                 _S.shim.tl_shim_stop()
                 status = (_S.shim.tl_shim_status() or b"").decode("utf-8", "replace")
-                if status != _S.shim_status:
+                if status != _S.shim_status and not _S.cupti_released:
                     # e.g. no-gpu at start, yet activity records came: the last gpu_status wins
                     state, why = _split_status(status, 0)
                     _gpu_status(state, why)
@@ -325,12 +327,17 @@ def make_gc_collect_wrapper(orig, S, files, resolve_file, emit_site, mono, getfr
                         ids = entry[0]
                 f = None
             S.explicit_gc += 1
+            native = S.gc_explicit_fn
+            if native is not None:
+                native(1)
             t0 = mono()
             try:
                 return orig(*args, **kwargs)
             finally:
                 t1 = mono()
                 S.explicit_gc -= 1
+                if native is not None:
+                    native(-1)
                 if ids:
                     emit_site(ids, t0, t1)
         except BaseException as e:
@@ -924,11 +931,44 @@ def _install_gc():
     files = resolve_file = None
     if "gc.collect" in _plan_sites:
         files, resolve_file = _file_resolver("gc.collect")
+    lib = _shim_lib()
+    if lib is not None:
+        # Timed in C: no Python bytecode runs inside the callback (see tl_shim_gc_event). The
+        # wrapper below tells it which collections are explicit gc.collect() calls.
+        _S.gc_explicit_fn = lib.gc_explicit
+        gc.callbacks.append(lib.gc_event)
+    else:
+        gc.callbacks.append(_gc_callback)
+        _install_unraisable_rescue()
     orig = gc.collect
     if not getattr(orig, "__trainlint_wrapped__", False):
         w = _W["make_gc_collect_wrapper"](orig, _S, files, resolve_file, _emit_site, _mono, _getframe)
         gc.collect = _finish_wrapper(w, orig)
-    gc.callbacks.append(_gc_callback)
+
+
+def _install_unraisable_rescue():
+    """Host-only mode times GC pauses with a Python gc callback. A ^C whose KeyboardInterrupt is
+    raised inside it would be swallowed by gc (an unraisable exception): send SIGINT again from a
+    moment later, so that the program gets it where it would have without us."""
+    prev = getattr(sys, "unraisablehook", None)
+    if prev is None:
+        return
+
+    def hook(u):
+        try:
+            if u.exc_type is KeyboardInterrupt and getattr(u, "object", None) is _gc_callback:
+                import threading
+
+                pid = os.getpid()
+                t = threading.Timer(0.001, lambda: os.kill(pid, signal.SIGINT))
+                t.daemon = True
+                t.start()
+                return
+        except Exception:
+            pass
+        prev(u)
+
+    sys.unraisablehook = hook
 
 
 # ------------------------------------------------------------------------------------------------
@@ -987,7 +1027,7 @@ def _promote(why):
         role, rank = _role(), _rank()
         if (role, rank) == before:
             return
-        _S.gc_enabled = True
+        _set_gc_enabled(True)
         if _S.proc_written:
             _emit('{"t":"role","role":%s,"rank":%s,"why":%s}\n'
                   % (_json_str(role), "null" if rank is None else "%d" % rank, _json_str(why)), urgent=True)
@@ -1198,7 +1238,7 @@ def _after_fork_child():
         _S.proc_written = False
         _S.is_child = True
         _S.origin = "fork"
-        _S.gc_enabled = False
+        _set_gc_enabled(False)
         _S.immediate = True
         _S.worker_flag = False
         _S.worker_id = None
@@ -1273,12 +1313,18 @@ def _split_status(status, rc):
     return state, reason
 
 
-def _start_shim():
-    _S.shim_tried = True
+_lib = [None, None]  # (the shim library, the error that kept it from loading), once per process
+
+
+def _shim_lib():
+    """libtrainlint_shim through ctypes, or None (host-only: TRAINLINT_SHIM unset or unloadable).
+    Loading it starts nothing; tl_shim_start does."""
+    if _lib[0] is not None or _lib[1] is not None:
+        return _lib[0]
     path = os.environ.get("TRAINLINT_SHIM")
     if not path:
-        _gpu_status("unavailable", "TRAINLINT_SHIM is not set: host measurements only")
-        return
+        _lib[1] = "TRAINLINT_SHIM is not set: host measurements only"
+        return None
     try:
         import ctypes
 
@@ -1291,10 +1337,42 @@ def _start_shim():
         lib.tl_shim_flush.restype = ctypes.c_int
         lib.tl_shim_stop.argtypes = []
         lib.tl_shim_stop.restype = None
+        lib.tl_shim_release_cupti.argtypes = []
+        lib.tl_shim_release_cupti.restype = None
         lib.tl_shim_now_ns.argtypes = []
         lib.tl_shim_now_ns.restype = ctypes.c_longlong
+        lib.tl_shim_gc_record.argtypes = [ctypes.c_int]
+        lib.tl_shim_gc_record.restype = None
+        # called with the GIL held, from gc and from the gc.collect wrapper: PyDLL keeps the GIL
+        py = ctypes.PyDLL(path)
+        lib.gc_event = py.tl_shim_gc_event
+        lib.gc_event.argtypes = [ctypes.py_object, ctypes.py_object]
+        lib.gc_event.restype = None
+        lib.gc_explicit = py.tl_shim_gc_explicit
+        lib.gc_explicit.argtypes = [ctypes.c_int]
+        lib.gc_explicit.restype = None
     except Exception as e:
-        _gpu_status("unavailable", "cannot load the shim %s: %s" % (path, e))
+        _lib[1] = "cannot load the shim %s: %s" % (path, e)
+        return None
+    _lib[0] = lib
+    return lib
+
+
+def _set_gc_enabled(on):
+    _S.gc_enabled = on
+    lib = _lib[0]
+    if lib is not None:
+        try:
+            lib.tl_shim_gc_record(1 if on else 0)
+        except Exception:
+            pass
+
+
+def _start_shim():
+    _S.shim_tried = True
+    lib = _shim_lib()
+    if lib is None:
+        _gpu_status("unavailable", _lib[1])
         return
     hint = None
     if not os.environ.get("TRAINLINT_CUPTI"):
@@ -1319,6 +1397,7 @@ def _start_shim():
     _S.shim_status = status
     _S.shim = lib
     _S.shim_last_flush = _mono()
+    _set_gc_enabled(_S.gc_enabled)
 
 
 def _release_shim_for_profiler(args):
@@ -1327,14 +1406,14 @@ def _release_shim_for_profiler(args):
     outstanding buffers to its deallocator and its buffers to ours. So the shim flushes, disables
     its activities and steps aside first, and the records say that the GPU was not measured."""
     try:
-        if _S.shim is None or _S.pid != os.getpid():
+        if _S.shim is None or _S.cupti_released or _S.pid != os.getpid():
             return
         acts = getattr(args[0], "kineto_activities", None) if args else None
         if acts is not None and not any(str(getattr(a, "name", a)).upper().endswith("CUDA") for a in acts):
             return  # a CPU-only trace: Kineto leaves CUPTI alone
         _flush()
-        _S.shim.tl_shim_stop()
-        _S.shim = None
+        _S.shim.tl_shim_release_cupti()  # the records (GC pauses included) go on
+        _S.cupti_released = True
         _gpu_status("busy", "the program started torch.profiler with CUDA activities after %d optimizer steps; "
                     "the shim handed CUPTI over to it (one CUPTI client per process), so GPU time is not "
                     "measured in this run" % _S.steps)
@@ -1375,7 +1454,7 @@ def install():
         if _S.origin != "root":
             _S.is_child = True
             _S.immediate = True
-            _S.gc_enabled = _rank() is not None
+            _S.gc_enabled = _rank() is not None  # told to the shim once it starts
         if not _S.is_child:
             _write_proc()
             _flush()
