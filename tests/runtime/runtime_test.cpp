@@ -866,7 +866,8 @@ std::string ddp_body(const std::string& head) {
          "        loss.backward()\n"
          "        opt.step()\n"
          "        gc.collect()\n"
-         "    print('rank', dist.get_rank(), 'done', flush=True)\n"
+         "    sys.stdout.write('rank %d done\\n' % dist.get_rank())  # one write: PYTHONUNBUFFERED may be set\n"
+         "    sys.stdout.flush()\n"
          "    dist.destroy_process_group()\n";
 }
 
@@ -911,7 +912,7 @@ TEST(RuntimeDistributed, SpawnedRanksAreRanksNotWorkers) {
                  "    mp.spawn(train, args=(2, port), nprocs=2)\n");
   Proc r = run_tl("run --format json --output r.json -- /usr/bin/python3 train_spawn.py", d.path.string());
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_NE(r.out.find("rank 0 done"), std::string::npos);
+  EXPECT_NE(r.out.find("rank 0 done"), std::string::npos) << "stdout:\n" << r.out << "\nstderr:\n" << r.err;
   EXPECT_NE(r.out.find("rank 1 done"), std::string::npos);
   json doc = json::parse(read_file(d.path / "r.json"));
   expect_two_ranks_of_eight_steps(doc);
@@ -922,7 +923,7 @@ TEST(RuntimeDistributed, SpawnedRanksAreRanksNotWorkers) {
       ++mains;
       EXPECT_EQ(p["steps"], 0);
     }
-  EXPECT_EQ(mains, 1);
+  EXPECT_EQ(mains, 1) << doc["run"]["processes"].dump(1);
 }
 
 // torchrun starts each rank as a subprocess with RANK/LOCAL_RANK/WORLD_SIZE set. Debian's own
@@ -1286,6 +1287,8 @@ TEST(RuntimeLauncher, SigintReachesAProgramThatLivesInGcCollect) {
     if (pid == 0) {
       if (chdir(d.path.c_str()) != 0) _exit(99);
       if (host_only) setenv("TRAINLINT_SHIM_PATH", "/nonexistent/libtrainlint_shim.so", 1);
+      // as from a terminal: a shell's background job (ctest under `&`) would pass SIGINT on ignored
+      signal(SIGINT, SIG_DFL);
       int null = open("/dev/null", O_RDWR);
       dup2(null, 0);
       dup2(null, 1);

@@ -78,6 +78,7 @@ class _State(object):
     bsteps = 0  # backward() calls recorded as `bstep` while no optimizer step had run
     gc_explicit_fn = None  # the shim's tl_shim_gc_explicit, when GC pauses are timed in C
     cupti_released = False  # the shim gave CUPTI up to torch.profiler
+    pending_kbi = False  # host-only: a KeyboardInterrupt our gc callback swallowed in gc.collect()
     promoted = False  # a child process found to train (init_process_group, or an optimizer step)
     dist_rank = None  # torch.distributed.get_rank() once the process group is up
 
@@ -340,6 +341,10 @@ def make_gc_collect_wrapper(orig, S, files, resolve_file, emit_site, mono, getfr
                     native(-1)
                 if ids:
                     emit_site(ids, t0, t1)
+                if S.pending_kbi and not S.explicit_gc:
+                    # a ^C that a Python gc callback swallowed during this collection (host-only)
+                    S.pending_kbi = False
+                    raise KeyboardInterrupt
         except BaseException as e:
             tb = e.__traceback__
             if tb is not None and tb.tb_frame.f_code is CODE[1]:
@@ -957,6 +962,11 @@ def _install_unraisable_rescue():
     def hook(u):
         try:
             if u.exc_type is KeyboardInterrupt and getattr(u, "object", None) is _gc_callback:
+                if _S.explicit_gc:
+                    _S.pending_kbi = True  # raised by the gc.collect() wrapper as the call returns
+                    return
+                # an automatic collection: signal again a moment later (best effort: it may land
+                # in another collection's callback, and be sent again)
                 import threading
 
                 pid = os.getpid()
@@ -1432,6 +1442,9 @@ def _hook_torch_profiler(mod):
 # install
 
 
+_ANCESTOR_VAR = "TRAINLINT_RECORDED_ANCESTOR"  # set by every recorded process, for its descendants
+
+
 def install():
     """Installs the probes in this interpreter. Does nothing without TRAINLINT_RECORDS; never
     raises and never prints."""
@@ -1449,8 +1462,11 @@ def install():
         argv = getattr(sys, "argv", None) or []
         if "--multiprocessing-fork" in argv:
             _S.origin = "spawn"  # a multiprocessing spawn/forkserver child (e.g. a DataLoader worker)
-        elif os.path.exists(os.path.join(records, "rec-%d.jsonl" % os.getppid())):
-            _S.origin = "subprocess"  # started by a recorded process (torchrun's ranks, helpers)
+        elif os.environ.get(_ANCESTOR_VAR) or os.path.exists(os.path.join(records, "rec-%d.jsonl" % os.getppid())):
+            # Started, at any depth, by a recorded process (torchrun's ranks, multiprocessing's
+            # resource tracker): the variable survives a parent that exits first or a shell between.
+            _S.origin = "subprocess"
+        os.environ[_ANCESTOR_VAR] = str(_S.pid)
         if _S.origin != "root":
             _S.is_child = True
             _S.immediate = True
