@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "analyzer/core/engine.h"
+#include "bench/median_reporter.h"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
 
@@ -101,23 +102,13 @@ BENCHMARK(BM_Lint)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterat
 BENCHMARK(BM_BareParse)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
 BENCHMARK(BM_Lint)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);
 
-class RatioReporter : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, double> median_ms;
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (auto& r : runs)
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median")
-        median_ms[r.run_name.function_name + "/" + r.run_name.args] = r.GetAdjustedRealTime();
-  }
-};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   corpus();
-  RatioReporter rep;
+  tl::bench::MedianReporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   double mb = corpus().bytes / 1e6;
   for (const char* th : {"1", "0"}) {

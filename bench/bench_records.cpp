@@ -16,6 +16,7 @@
 
 #include "analyzer/runtime/measure.h"
 #include "analyzer/runtime/records.h"
+#include "bench/median_reporter.h"
 
 namespace fs = std::filesystem;
 namespace rt = tl::runtime;
@@ -105,23 +106,13 @@ void BM_Busy(benchmark::State& st) { read_and_merge(st, folders().busy); }
 BENCHMARK(BM_Lines)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2)->Repetitions(3);
 BENCHMARK(BM_Busy)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(2)->Repetitions(3);
 
-class MedianReporter : public benchmark::ConsoleReporter {
- public:
-  std::map<std::string, double> median_ms;
-  void ReportRuns(const std::vector<Run>& runs) override {
-    ConsoleReporter::ReportRuns(runs);
-    for (auto& r : runs)
-      if (r.run_type == Run::RT_Aggregate && r.aggregate_name == "median")
-        median_ms[r.run_name.function_name] = r.GetAdjustedRealTime();
-  }
-};
 
 }  // namespace
 
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   folders();
-  MedianReporter rep;
+  tl::bench::MedianReporter rep;
   benchmark::RunSpecifiedBenchmarks(&rep);
   const auto& f = folders();
   std::printf("1 M kernels: lines %.1f MB, busy %.1f MB on disk (%.1fx smaller)\n", f.lines_bytes / 1e6,

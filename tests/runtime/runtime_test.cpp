@@ -754,28 +754,46 @@ TEST(RuntimeLauncher, ArgumentsAfterDashesAreTheProgramsVerbatim) {
   EXPECT_EQ(r.out, "['--max-steps', '9', '--', '-x']\n");
 }
 
-// SIGTERM sent to trainlint reaches the program; trainlint still reports, then ends the same way.
-TEST(RuntimeLauncher, ForwardsSigtermAndStillReports) {
-  TempDir d;
-  write_file(d.path / "sleepy.py",
-             "import pathlib, time\npathlib.Path('ready').write_text('1')\ntime.sleep(30)\n");
+namespace {
+
+// Starts `trainlint run --output report.txt -- /usr/bin/python3 SCRIPT` in `cwd`, stdio on
+// /dev/null and SIGINT at its default, as from a terminal (a shell's background job, ctest under
+// `&`, would pass SIGINT on ignored). `shim_path` set: TRAINLINT_SHIM_PATH.
+pid_t start_run(const fs::path& cwd, const std::string& script, const char* shim_path = nullptr) {
   pid_t pid = fork();
   if (pid == 0) {
-    if (chdir(d.path.c_str()) != 0) _exit(99);
+    if (chdir(cwd.c_str()) != 0) _exit(99);
+    if (shim_path) setenv("TRAINLINT_SHIM_PATH", shim_path, 1);
+    signal(SIGINT, SIG_DFL);
     int null = open("/dev/null", O_RDWR);
     dup2(null, 0);
     dup2(null, 1);
     dup2(null, 2);
     std::string bin = tl::test::binary();
-    execl(bin.c_str(), bin.c_str(), "run", "--output", "report.txt", "--", "/usr/bin/python3", "sleepy.py",
+    execl(bin.c_str(), bin.c_str(), "run", "--output", "report.txt", "--", "/usr/bin/python3", script.c_str(),
           static_cast<char*>(nullptr));
     _exit(98);
   }
-  ASSERT_GT(pid, 0);
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (!fs::exists(d.path / "ready") && std::chrono::steady_clock::now() < deadline)
+  return pid;
+}
+
+bool wait_for_file(const fs::path& f, std::chrono::seconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  while (!fs::exists(f) && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  ASSERT_TRUE(fs::exists(d.path / "ready"));
+  return fs::exists(f);
+}
+
+}  // namespace
+
+// SIGTERM sent to trainlint reaches the program; trainlint still reports, then ends the same way.
+TEST(RuntimeLauncher, ForwardsSigtermAndStillReports) {
+  TempDir d;
+  write_file(d.path / "sleepy.py",
+             "import pathlib, time\npathlib.Path('ready').write_text('1')\ntime.sleep(30)\n");
+  pid_t pid = start_run(d.path, "sleepy.py");
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(wait_for_file(d.path / "ready", std::chrono::seconds(20)));
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
@@ -1283,26 +1301,9 @@ TEST(RuntimeLauncher, SigintReachesAProgramThatLivesInGcCollect) {
     const bool host_only = trial >= 3;
     SCOPED_TRACE(std::string(host_only ? "host-only " : "shim ") + std::to_string(trial % 3));
     fs::remove(d.path / "ready");
-    pid_t pid = fork();
-    if (pid == 0) {
-      if (chdir(d.path.c_str()) != 0) _exit(99);
-      if (host_only) setenv("TRAINLINT_SHIM_PATH", "/nonexistent/libtrainlint_shim.so", 1);
-      // as from a terminal: a shell's background job (ctest under `&`) would pass SIGINT on ignored
-      signal(SIGINT, SIG_DFL);
-      int null = open("/dev/null", O_RDWR);
-      dup2(null, 0);
-      dup2(null, 1);
-      dup2(null, 2);
-      std::string bin = tl::test::binary();
-      execl(bin.c_str(), bin.c_str(), "run", "--output", "report.txt", "--", "/usr/bin/python3", "gcloop.py",
-            static_cast<char*>(nullptr));
-      _exit(98);
-    }
+    pid_t pid = start_run(d.path, "gcloop.py", host_only ? "/nonexistent/libtrainlint_shim.so" : nullptr);
     ASSERT_GT(pid, 0);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (!fs::exists(d.path / "ready") && std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    ASSERT_TRUE(fs::exists(d.path / "ready"));
+    ASSERT_TRUE(wait_for_file(d.path / "ready", std::chrono::seconds(20)));
     auto sent = std::chrono::steady_clock::now();
     kill(pid, SIGINT);
     int status = 0;
