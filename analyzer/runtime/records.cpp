@@ -192,6 +192,9 @@ ProcessRecords parse_records(std::istream& in, const std::string& file_name) {
     }
   }
   if (!p.has_proc && p.pid == 0) p.pid = pid_from_name(file_name);
+  // Without its `proc` line a process cannot be the program's main process or a rank (those write
+  // it first thing): a helper caught before its first write, say. It joins a group as a worker.
+  if (!p.has_proc) p.role = "worker";
   if (p.steps.empty() && !p.backward_steps.empty()) {
     p.steps = std::move(p.backward_steps);
     p.backward_steps.clear();
@@ -217,7 +220,9 @@ std::vector<ProcessRecords> read_records(const std::string& dir, std::vector<std
       if (warnings) warnings->push_back("cannot read " + f.filename().string());
       continue;
     }
-    out.push_back(parse_records(in, f.filename().string()));
+    ProcessRecords p = parse_records(in, f.filename().string());
+    if (p.lines == 0) continue;  // created, nothing written yet: nothing to report
+    out.push_back(std::move(p));
   }
   return out;
 }

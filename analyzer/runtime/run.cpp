@@ -1,9 +1,15 @@
 #include "analyzer/runtime/run.h"
 
+#include <signal.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "analyzer/runtime/boot_files.h"
 #include "analyzer/runtime/launcher.h"
@@ -17,6 +23,42 @@ namespace fs = std::filesystem;
 
 namespace tl::runtime {
 namespace {
+
+// Is the last line of a records file its `end` record? (Reads the last 4 KiB only.)
+bool ends_with_end_record(const fs::path& f) {
+  std::ifstream in(f, std::ios::binary);
+  if (!in) return false;
+  in.seekg(0, std::ios::end);
+  std::streamoff size = in.tellg();
+  std::streamoff from = size > 4096 ? size - 4096 : 0;
+  in.seekg(from);
+  std::string tail(static_cast<size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  while (!tail.empty() && (tail.back() == '\n' || tail.back() == '\r')) tail.pop_back();
+  size_t nl = tail.rfind('\n');
+  std::string last = nl == std::string::npos ? tail : tail.substr(nl + 1);
+  return last.find("\"t\":\"end\"") != std::string::npos;
+}
+
+// Waits, at most `limit`, until every process with a records file has ended or written its `end`.
+void wait_for_recorded_processes(const fs::path& dir, std::chrono::milliseconds limit) {
+  auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    bool busy = false;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end && !busy; it.increment(ec)) {
+      std::string name = it->path().filename().string();
+      if (name.rfind("rec-", 0) != 0) continue;
+      pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + 4));
+      if (pid <= 0) continue;
+      bool alive = ::kill(pid, 0) == 0 || errno == EPERM;
+      busy = alive && !ends_with_end_record(it->path());
+    }
+    if (!busy || std::chrono::steady_clock::now() >= deadline) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
 
 int g_term_signal = 0;
 
@@ -119,6 +161,10 @@ int run_command(const RunOptions& opts) {
     std::cerr << "trainlint: error: " << lr.error << "\n";
     return 2;
   }
+
+  // Processes of the program that outlive it (multiprocessing's resource tracker, a worker being
+  // torn down) may still be writing their last records: give them a moment.
+  wait_for_recorded_processes(records, std::chrono::milliseconds(2000));
 
   // ---- merge and report (whatever happened to the program) -------------------------------
   std::vector<std::string> warnings;

@@ -162,6 +162,7 @@ TEST(RuntimeRecords, TruncatedLinesMissingProcAndGarbage) {
   auto p = rt::parse_records(in, "rec-4242.jsonl");
   EXPECT_EQ(p.pid, 4242);  // from the file name: no proc line
   EXPECT_FALSE(p.has_proc);
+  EXPECT_EQ(p.role, "worker");  // never the program's main process: that one writes `proc` first
   EXPECT_FALSE(p.has_end);
   ASSERT_EQ(p.steps.size(), 1u);
   EXPECT_EQ(p.steps[0].end, 5000);
@@ -190,6 +191,9 @@ TEST(RuntimeRecords, ReadsEveryRecordFileOfAFolder) {
   EXPECT_EQ(procs[1].sites.size(), 8u);
   EXPECT_TRUE(procs[1].truncated_tail);
   EXPECT_TRUE(rt::read_records((d.path / "missing").string()).empty());
+  // a file created but not written yet (a helper still starting when the program ended): skipped
+  write_file(d.path / "rec-102.jsonl", "");
+  EXPECT_EQ(rt::read_records(d.path.string()).size(), 2u);
 }
 
 // ---- merge and verdicts ------------------------------------------------------------------------
