@@ -414,12 +414,9 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
     std::vector<double> d;
     for (size_t i = 1; i < pg.steps.size(); ++i) d.push_back(ms(pg.steps[i].end - pg.steps[i - 1].end));
     std::vector<double> sorted = d;
-    std::nth_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2), sorted.end());
-    double med = sorted[sorted.size() / 2];
-    if (sorted.size() % 2 == 0) {
-      double lo = *std::max_element(sorted.begin(), sorted.begin() + static_cast<long>(sorted.size() / 2));
-      med = (lo + med) / 2;
-    }
+    std::sort(sorted.begin(), sorted.end());
+    const size_t n = sorted.size();
+    const double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
     run.median_step_ms = med;
     for (double x : d)
       if (med > 0 && x > 10 * med) {
