@@ -275,6 +275,13 @@ _WRAPPER_SRC = r'''
 # Every wrapper drops its own entry from the traceback of an exception that passes through it
 # (CPython 3.11+ re-raises with exc.__traceback__; older versions keep one extra frame line).
 
+def trim(e, code):
+    # drops the wrapper's own frame (code) from the head of e's traceback
+    tb = e.__traceback__
+    if tb is not None and tb.tb_frame.f_code is code:
+        e.__traceback__ = tb.tb_next
+
+
 def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe, tag):
     # files: {co_filename: {line: (timed ids, tag ids)} or None}. Timed ids get a `site` record;
     # tag ids mark the object built there (args[0] of an __init__: a DataLoader, a DataParallel).
@@ -303,9 +310,7 @@ def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe, tag)
             f = None
             return orig(*args, **kwargs)
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[0]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[0])
             raise
     CODE[0] = wrapper.__code__
     return wrapper
@@ -346,9 +351,7 @@ def make_gc_collect_wrapper(orig, S, files, resolve_file, emit_site, mono, getfr
                     S.pending_kbi = False
                     raise KeyboardInterrupt
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[1]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[1])
             raise
     CODE[1] = collect.__code__
     return collect
@@ -365,9 +368,7 @@ def make_step_wrapper(orig, S, on_step):
             finally:
                 S.step_depth = 0
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[2]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[2])
             raise
         on_step()  # may raise SystemExit(0) at TRAINLINT_MAX_STEPS
         return result
@@ -386,9 +387,7 @@ def make_next_wrapper(orig, S, emit_wait, mono, tags_get):
             finally:
                 emit_wait(t0, mono(), tags_get(self))
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[3]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[3])
             raise
     CODE[3] = __next__.__code__
     return __next__
@@ -407,9 +406,7 @@ def make_iter_wrapper(orig, emit_iter, mono, tags_get, tag):
                 tag(it, ids)  # the iterator's waits belong to this loader
             return it
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[4]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[4])
             raise
     CODE[4] = __iter__.__code__
     return __iter__
@@ -420,9 +417,7 @@ def make_after_init_wrapper(orig, after):
         try:
             orig(self, *args, **kwargs)
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[5]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[5])
             raise
         after(self)
     CODE[5] = __init__.__code__
@@ -434,9 +429,7 @@ def make_after_call_wrapper(orig, after):
         try:
             result = orig(*args, **kwargs)
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[7]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[7])
             raise
         after()
         return result
@@ -457,9 +450,7 @@ def make_tagged_method_wrapper(orig, tags_get, emit_site, mono):
             finally:
                 emit_site(ids, t0, mono())
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[6]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[6])
             raise
     CODE[6] = method.__code__
     return method
@@ -482,9 +473,7 @@ def make_before_wrapper(orig, before):
         try:
             return orig(*args, **kwargs)
         except BaseException as e:
-            tb = e.__traceback__
-            if tb is not None and tb.tb_frame.f_code is CODE[8]:
-                e.__traceback__ = tb.tb_next
+            trim(e, CODE[8])
             raise
     CODE[8] = call.__code__
     return call
