@@ -69,6 +69,41 @@ struct Pending {
 std::mutex g_mu;
 std::vector<Pending> g_pending;
 
+// The records both modes hand out (end 0: an incomplete record).
+CUpti_ActivityKernel10 kernel(uint64_t start, uint64_t end, uint32_t stream) {
+  CUpti_ActivityKernel10 k{};
+  k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  k.start = start;
+  k.end = end;
+  k.deviceId = 0;
+  k.contextId = 1;
+  k.streamId = stream;
+  k.name = kKernelName;
+  return k;
+}
+
+CUpti_ActivityMemcpy6 htod_copy(uint64_t start, uint64_t end, uint8_t src_kind, uint64_t bytes, uint32_t stream) {
+  CUpti_ActivityMemcpy6 m{};
+  m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+  m.srcKind = src_kind;
+  m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+  m.bytes = bytes;
+  m.start = start;
+  m.end = end;
+  m.deviceId = 0;
+  m.contextId = 1;
+  m.streamId = stream;
+  return m;
+}
+
+// Copies a record into an activity buffer at `used`, which moves past it.
+template <typename Rec>
+void put(uint8_t* buffer, size_t& used, const Rec& rec) {
+  std::memcpy(buffer + used, &rec, sizeof rec);
+  used += record_size(rec.kind);
+}
+
 }  // namespace
 
 FAKE_EXPORT CUptiResult cuptiGetVersion(uint32_t* v) {
@@ -159,30 +194,12 @@ CUptiResult flush_driven() {
     size_t used = 0;
     for (; at < todo.size() && used + 256 <= size; ++at) {
       const Pending& p = todo[at];
-      if (p.kind == 0) {
-        CUpti_ActivityKernel10 k{};
-        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-        k.start = p.start;
-        k.end = p.end;
-        k.contextId = 1;
-        k.streamId = static_cast<uint32_t>(p.arg);
-        k.name = kKernelName;
-        std::memcpy(buffer + used, &k, sizeof k);
-        used += record_size(k.kind);
-      } else {
-        CUpti_ActivityMemcpy6 m{};
-        m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-        m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-        m.srcKind = p.kind == 1 ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE : CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
-        m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-        m.bytes = 8192;
-        m.start = p.start;
-        m.end = p.end;
-        m.contextId = 1;
-        m.streamId = 14;
-        std::memcpy(buffer + used, &m, sizeof m);
-        used += record_size(m.kind);
-      }
+      if (p.kind == 0)
+        put(buffer, used, kernel(p.start, p.end, static_cast<uint32_t>(p.arg)));
+      else
+        put(buffer, used,
+            htod_copy(p.start, p.end,
+                      p.kind == 1 ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE : CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 8192, 14));
     }
     g_complete(nullptr, 0, buffer, size, used);
   }
@@ -202,44 +219,13 @@ FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t) {
   std::memset(buffer, 0, size);
   const uint64_t now = fake_now();
   size_t used = 0;
-  auto put = [&](auto rec) {
-    std::memcpy(buffer + used, &rec, sizeof rec);
-    used += record_size(rec.kind);
-  };
   for (uint32_t stream : {7u, 13u}) {
-    CUpti_ActivityKernel10 k{};
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = now - 9000000 + stream * 1000;
-    k.end = k.start + 2000000;
-    k.deviceId = 0;
-    k.contextId = 1;
-    k.streamId = stream;
-    k.name = kKernelName;
-    put(k);
+    const uint64_t start = now - 9000000 + stream * 1000;
+    put(buffer, used, kernel(start, start + 2000000, stream));
   }
-  {
-    CUpti_ActivityKernel10 k{};  // incomplete: no end time
-    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-    k.start = now - 1000;
-    k.contextId = 1;
-    k.streamId = 7;
-    k.name = kKernelName;
-    put(k);
-  }
-  for (uint8_t src : {uint8_t(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE), uint8_t(CUPTI_ACTIVITY_MEMORY_KIND_PINNED)}) {
-    CUpti_ActivityMemcpy6 m{};
-    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-    m.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
-    m.srcKind = src;
-    m.dstKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-    m.bytes = 4096;
-    m.start = now - 6000000;
-    m.end = now - 5000000;
-    m.deviceId = 0;
-    m.contextId = 1;
-    m.streamId = 7;
-    put(m);
-  }
+  put(buffer, used, kernel(now - 1000, 0, 7));  // incomplete: no end time
+  for (uint8_t src : {uint8_t(CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE), uint8_t(CUPTI_ACTIVITY_MEMORY_KIND_PINNED)})
+    put(buffer, used, htod_copy(now - 6000000, now - 5000000, src, 4096, 7));
   {
     CUpti_ActivityMemset4 m{};
     m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
@@ -249,7 +235,7 @@ FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t) {
     m.deviceId = 0;
     m.contextId = 1;
     m.streamId = 13;
-    put(m);
+    put(buffer, used, m);
   }
   {
     CUpti_ActivitySynchronization2 y{};
@@ -259,7 +245,7 @@ FAKE_EXPORT CUptiResult cuptiActivityFlushAll(uint32_t) {
     y.end = now - 2000000;
     y.contextId = 1;
     y.streamId = 7;
-    put(y);
+    put(buffer, used, y);
   }
   g_complete(nullptr, 0, buffer, size, used);
   return CUPTI_SUCCESS;
