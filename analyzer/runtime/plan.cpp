@@ -206,7 +206,8 @@ Plan build_plan(const std::string& script, const LintOptions& opts) {
   for (auto* m : members)
     for (auto& c : m->calls) {
       opt_step = opt_step || all.model->is_optimizer_step(*m, c);
-      backward = backward || c.method == "backward" || c.qname == "torch.autograd.backward";
+      // Lightning's manual_backward: its optimizer steps run inside Lightning, not in the program
+      backward = backward || (py::ProgramModel::is_backward(c) && c.method != "manual_backward");
     }
   if (backward && !opt_step) plan.step_marker = "backward";
 

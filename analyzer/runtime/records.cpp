@@ -203,16 +203,22 @@ ProcessRecords parse_records(std::istream& in, const std::string& file_name) {
   return p;
 }
 
-std::vector<ProcessRecords> read_records(const std::string& dir, std::vector<std::string>* warnings) {
-  std::vector<fs::path> files;
-  std::error_code ec;
+std::vector<RecordFile> record_files(const std::string& dir, std::error_code& ec) {
+  std::vector<RecordFile> files;
   for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
     std::string name = it->path().filename().string();
     if (name.rfind("rec-", 0) == 0 && name.size() > 10 && name.substr(name.size() - 6) == ".jsonl")
-      files.push_back(it->path());
+      files.push_back({it->path().string(), pid_from_name(name)});
   }
+  std::sort(files.begin(), files.end(), [](auto& a, auto& b) { return a.path < b.path; });
+  return files;
+}
+
+std::vector<ProcessRecords> read_records(const std::string& dir, std::vector<std::string>* warnings) {
+  std::error_code ec;
+  std::vector<fs::path> files;
+  for (auto& rf : record_files(dir, ec)) files.emplace_back(rf.path);
   if (ec && warnings) warnings->push_back("cannot read the records folder: " + ec.message());
-  std::sort(files.begin(), files.end());
   std::vector<ProcessRecords> out;
   for (auto& f : files) {
     std::ifstream in(f, std::ios::binary);

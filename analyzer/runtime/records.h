@@ -7,6 +7,7 @@
 #include <istream>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "analyzer/runtime/intervals.h"
@@ -95,6 +96,13 @@ struct ProcessRecords {
 ProcessRecords parse_records(std::istream& in, const std::string& file_name);
 
 // Reads every rec-*.jsonl in `dir`, sorted by file name. Unreadable files add a warning.
+// The `rec-<pid>.jsonl` files of a records folder, sorted by path (pid 0: not a number).
+struct RecordFile {
+  std::string path;
+  int64_t pid = 0;
+};
+std::vector<RecordFile> record_files(const std::string& dir, std::error_code& ec);
+
 std::vector<ProcessRecords> read_records(const std::string& dir, std::vector<std::string>* warnings = nullptr);
 
 }  // namespace tl::runtime

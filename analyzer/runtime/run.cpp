@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -46,13 +45,13 @@ void wait_for_recorded_processes(const fs::path& dir, std::chrono::milliseconds 
   for (;;) {
     bool busy = false;
     std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end && !busy; it.increment(ec)) {
-      std::string name = it->path().filename().string();
-      if (name.rfind("rec-", 0) != 0) continue;
-      pid_t pid = static_cast<pid_t>(std::atol(name.c_str() + 4));
-      if (pid <= 0) continue;
-      bool alive = ::kill(pid, 0) == 0 || errno == EPERM;
-      busy = alive && !ends_with_end_record(it->path());
+    for (auto& f : record_files(dir.string(), ec)) {
+      if (f.pid <= 0) continue;
+      bool alive = ::kill(static_cast<pid_t>(f.pid), 0) == 0 || errno == EPERM;
+      if (alive && !ends_with_end_record(f.path)) {
+        busy = true;
+        break;
+      }
     }
     if (!busy || std::chrono::steady_clock::now() >= deadline) return;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
