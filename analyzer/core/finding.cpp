@@ -17,6 +17,8 @@ std::string_view severity_name(Severity s) {
   return "warning";
 }
 
+std::string_view applicability_name(Applicability a) { return a == Applicability::Safe ? "safe" : "unsafe"; }
+
 std::optional<Severity> parse_severity(std::string_view s) {
   if (s == "info") return Severity::Info;
   if (s == "warning") return Severity::Warning;

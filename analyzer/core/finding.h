@@ -30,9 +30,16 @@ struct Edit {
   std::string replacement;
 };
 
+// Ruff's fix applicability: `--fix` applies safe fixes, `--unsafe-fixes` also the unsafe ones (a
+// fix that may change what the program does beyond removing the flagged cost). Each rule's doc
+// says which, in its "Fix safety" section.
+enum class Applicability : uint8_t { Safe, Unsafe };
+std::string_view applicability_name(Applicability a);
+
 struct Fix {
   std::string title;
-  std::vector<Edit> edits;
+  std::vector<Edit> edits;  // non-overlapping, byte ranges into the finding's file
+  Applicability applicability = Applicability::Safe;
 };
 
 struct Finding {
@@ -45,7 +52,10 @@ struct Finding {
   std::vector<Note> notes;
   std::optional<Fix> fix;
   std::string probe;        // how the runtime shim confirms the cost (site, data-wait, ...)
-  std::string scope;        // enclosing function's qualified name, for fingerprints
+  std::string scope;        // enclosing function's or class's qualified name ("" at module level)
+  Range statement;          // the flagged statement (a compound statement's header only): the
+                            // lines a suppression comment may sit on, what the fingerprint hashes
+                            // and what --diff-base checks against changed lines
   std::string fingerprint;  // stable across code motion: see compute_fingerprints()
 };
 

@@ -13,6 +13,13 @@ struct LineCol {
   uint32_t col = 0;   // 1-based, in Unicode code points
 };
 
+// Where a line of a notebook's joined code comes from: the cell (1-based, counting every cell,
+// markdown included, as a reader scrolls the notebook) and the line inside that cell (1-based).
+struct CellLine {
+  uint32_t cell = 0;
+  uint32_t line = 0;
+};
+
 class SourceFile {
  public:
   SourceFile() = default;
@@ -32,10 +39,21 @@ class SourceFile {
   // UTF-16 column (0-based) of a byte offset, for the LSP edge.
   uint32_t utf16_col(uint32_t offset) const;
 
+  // Notebooks (.ipynb): the text is the code cells joined in order (see analyzer/core/notebook.h)
+  // and every line maps back to its cell. Empty for plain source files.
+  bool is_notebook() const { return !cell_lines_.empty(); }
+  void set_cell_lines(std::vector<CellLine> m) { cell_lines_ = std::move(m); }
+  // The cell and cell line of a 1-based line of the joined text; {0, line} outside a notebook.
+  CellLine cell_line(uint32_t line) const {
+    if (line == 0 || line > cell_lines_.size()) return {0, line};
+    return cell_lines_[line - 1];
+  }
+
  private:
   std::string path_;
   std::string text_;
   std::vector<uint32_t> line_starts_;
+  std::vector<CellLine> cell_lines_;
 };
 
 // Validates UTF-8; returns the byte offset of the first invalid sequence, or npos.
