@@ -10,6 +10,7 @@ const std::vector<RuleInfo>& registry() {
   using S = Severity;
   using namespace rules;
   static const std::vector<RuleInfo> table = {
+      {"TL001", "unused-suppression", S::Info, "Python, C++", "a suppression comment suppresses no finding", "none", nullptr, true, true},
       {"TL101", "gc-collect-per-step", S::Warning, "Python", "`gc.collect()` runs every training step", "site", check_gc_collect_per_step},
       {"TL102", "empty-cache-per-step", S::Warning, "Python, C++", "`torch.cuda.empty_cache()` runs every step", "site", check_empty_cache_per_step},
       {"TL103", "checkpoint-per-step", S::Warning, "Python, C++", "a model/optimizer checkpoint is saved every step", "site", check_checkpoint_per_step},

@@ -109,6 +109,11 @@ struct RuleInfo {
   std::string_view summary;  // one line
   std::string_view probe;    // how `trainlint run` measures the cost: site, data-wait, ...
   CheckFn check;             // null: the rule is in the catalog but not implemented for Python
+  bool off_by_default = false;  // runs only when selected by name, prefix or ALL (TL001)
+  bool by_engine = false;       // reported by the engine itself, not by a check (TL001)
+
+  // Does a lint run report it (by a check or by the engine)?
+  bool implemented() const { return check != nullptr || by_engine; }
 };
 
 const std::vector<RuleInfo>& registry();

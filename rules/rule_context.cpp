@@ -18,6 +18,48 @@ Note RuleContext::note_at(const py::Module& m, py::NodeId n, std::string message
   return Note{m.path, range_of(m, n), std::move(message)};
 }
 
+namespace {
+
+// The statement a finding belongs to, for suppressions, fingerprints and --diff-base: the
+// innermost statement holding `n`; when `n` sits in a compound statement's header (`for x in
+// DataLoader(...):`, an `elif` condition, a decorator), only that header.
+std::pair<uint32_t, uint32_t> statement_span(const py::Tree& t, py::NodeId n) {
+  py::NodeId s = py::ProgramModel::statement_of(t, n);
+  if (s == py::kNone) return {t[n].start, t[n].end};
+  for (py::NodeId a = n; a != py::kNone; a = t.parent(a)) {
+    if (t.is(a, py::K::Decorator)) return {t[a].start, t[a].end};
+    py::NodeId body = py::kNone;
+    t.for_each_child(a, [&](py::NodeId c) {
+      if (body == py::kNone && t.is(c, py::K::Block) && (a == n || (!t.contains(c, n) && t[c].start >= t[n].end)))
+        body = c;
+    });
+    if (body != py::kNone) {
+      uint32_t e = t[body].start;
+      const std::string& text = t.source().text();
+      while (e > t[a].start && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\n' || text[e - 1] == '\r')) --e;
+      return {t[a].start, e};
+    }
+    if (a == s) break;
+  }
+  return {t[s].start, t[s].end};
+}
+
+// The qualified name of the innermost function or class around `n` ("" at module level).
+std::string scope_of(const py::Module& m, py::NodeId n) {
+  for (py::NodeId p = n; p != py::kNone; p = m.tree.parent(p)) {
+    if (m.tree.is(p, py::K::FunctionDefinition)) {
+      auto it = m.fn_by_def.find(p);
+      if (it != m.fn_by_def.end()) return it->second->qualname;
+    } else if (m.tree.is(p, py::K::ClassDefinition)) {
+      for (auto& c : m.classes)
+        if (c->def == p) return c->qualname;
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 void RuleContext::report(py::NodeId node, std::string message, std::vector<Note> notes) {
   report_at(mod, node, std::move(message), std::move(notes));
 }
@@ -32,7 +74,12 @@ void RuleContext::report_at(const py::Module& m, py::NodeId node, std::string me
   f.range = range_of(m, node);
   f.notes = std::move(notes);
   f.probe = std::string(rule.probe);
-  if (py::Function* fn = m.enclosing_function(node)) f.scope = fn->qualname;
+  f.scope = scope_of(m, node);
+  auto [sb, se] = statement_span(m.tree, node);
+  f.statement.begin = sb;
+  f.statement.end = se;
+  f.statement.start = m.src->line_col(sb);
+  f.statement.stop = m.src->line_col(se);
   out_.push_back(std::move(f));
 }
 

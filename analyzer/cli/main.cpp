@@ -1,16 +1,19 @@
-// trainlint command line: `trainlint [PATH...]`, `trainlint rules`, `trainlint explain CODE`,
-// `trainlint run [OPTIONS] -- PROGRAM ARGS...`.
-// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage or I/O error; `run` returns the
-// program's own exit code (2 only when trainlint cannot run it).
+// trainlint command line: `trainlint [OPTIONS] [PATH...]`, `trainlint rules`, `trainlint explain
+// CODE`, `trainlint run [OPTIONS] -- PROGRAM ARGS...`.
+// Exit codes: 0 clean, 1 findings at or above --fail-on, 2 usage, configuration or I/O error;
+// `run` returns the program's own exit code (2 only when trainlint cannot run it).
 #include <signal.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 
+#include "analyzer/cli/lint_command.h"
 #include "analyzer/core/engine.h"
-#include "analyzer/report/report.h"
 #include "analyzer/runtime/run.h"
 #include "rules/registry.h"
 
@@ -29,24 +32,29 @@ std::vector<std::string> split_commas(const std::vector<std::string>& in) {
 
 int cmd_rules(bool all) {
   for (auto& r : tl::registry()) {
-    if (!all && !r.check) continue;
+    if (!all && !r.implemented()) continue;
+    std::string note;
+    if (!r.implemented()) note = r.languages == "runtime only" ? "  (reported by `trainlint run`)" : "  (not yet implemented)";
+    else if (r.off_by_default) note = "  (off unless selected)";
     std::printf("%s  %-34s %-8s %-13s %s%s\n", std::string(r.code).c_str(), std::string(r.slug).c_str(),
                 std::string(tl::severity_name(r.severity)).c_str(), std::string(r.languages).c_str(),
-                std::string(r.summary).c_str(),
-                r.check ? "" : (r.languages == "runtime only" ? "  (reported by `trainlint run`)" : "  (not yet implemented)"));
+                std::string(r.summary).c_str(), note.c_str());
   }
   return 0;
 }
 
-bool check_rule_names(const tl::LintOptions& opts) {
-  for (auto& s : opts.select)
-    if (s != "ALL" && s != "all" && !tl::find_rule(s) && !(s.size() < 5 && (s[0] == 'T' || s[0] == 't'))) {
-      std::cerr << "trainlint: error: --select: unknown rule '" << s << "'\n";
-      return false;
-    }
-  for (auto& s : opts.ignore)
-    if (!tl::find_rule(s) && !(s.size() < 5 && (s[0] == 'T' || s[0] == 't'))) {
-      std::cerr << "trainlint: error: --ignore: unknown rule '" << s << "'\n";
+bool known_selector(const std::string& s) {
+  if (s == "ALL" || s == "all") return true;
+  for (auto& r : tl::registry())
+    if (tl::selector_matches(s, r.code, r.slug)) return true;
+  return false;
+}
+
+bool check_rule_names(const std::vector<std::string>& sels, const char* option) {
+  for (auto& s : sels)
+    if (!known_selector(s)) {
+      std::cerr << "trainlint: error: " << option << ": unknown rule '" << s
+                << "' (`trainlint rules --all` lists the codes and slugs)\n";
       return false;
     }
   return true;
@@ -76,7 +84,8 @@ int cmd_explain(const std::string& code) {
   }
   std::string_view doc = tl::rule_doc(r->code);
   std::cout << r->code << " " << r->slug << " (default severity: " << tl::severity_name(r->severity)
-            << "; languages: " << r->languages << "; runtime probe: " << r->probe << ")\n\n";
+            << (r->off_by_default ? ", off unless selected" : "") << "; languages: " << r->languages
+            << "; runtime probe: " << r->probe << ")\n\n";
   if (doc.empty())
     std::cout << r->summary << ".\n\nThis rule is in the catalog but not implemented yet.\n";
   else
@@ -87,22 +96,85 @@ int cmd_explain(const std::string& code) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"trainlint: finds the habits in deep-learning training code that leave a GPU idle"};
+  CLI::App app{
+      "trainlint: finds the habits in deep-learning training code that leave a GPU idle.\n\n"
+      "  trainlint [OPTIONS] PATH...          lint files and folders (a file is analysed with its project)\n"
+      "  trainlint rules [--all]              list the rules\n"
+      "  trainlint explain CODE               what a rule finds and what to write instead\n"
+      "  trainlint run [OPTIONS] -- PROGRAM   run a training program and measure each finding's cost\n\n"
+      "Exit status: 0 no findings at or above --fail-on, 1 findings, 2 usage, configuration or I/O error."};
   app.set_version_flag("--version", "trainlint 0.1.0");
-  std::vector<std::string> paths, select, ignore;
-  std::string format = "text", fail_on = "warning", color = "auto";
-  unsigned jobs = 0;
-  bool quiet = false;
-  app.add_option("paths", paths, "Python files or folders (folders are searched recursively)");
-  app.add_option("--select", select, "Only these rules: codes, slugs or code prefixes (TL1), comma-separated")
-      ->allow_extra_args(false);
-  app.add_option("--ignore", ignore, "Skip these rules: codes, slugs or code prefixes, comma-separated")->allow_extra_args(false);
-  app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
-  app.add_option("--fail-on", fail_on, "Exit 1 when a finding has at least this severity")
-      ->check(CLI::IsMember({"error", "warning", "info"}));
-  app.add_option("-j,--jobs", jobs, "Worker threads (default: all cores)");
-  app.add_option("--color", color, "Colour the text output")->check(CLI::IsMember({"auto", "always", "never"}));
-  app.add_flag("-q,--quiet", quiet, "Print findings only: no source excerpts or summary");
+  app.get_formatter()->column_width(34);
+  tl::cli::LintCommand lc;
+  std::vector<std::string> select, extend_select, ignore;
+  app.add_option("paths", lc.paths,
+                 "Python files, notebooks and folders (folders recursively); `-` reads standard input");
+
+  const char* kRules = "Rule selection";
+  app.add_option("--select", select, "Only these rules: codes, slugs, code prefixes (TL1) or ALL, comma-separated; replaces the configuration's `select`")
+      ->allow_extra_args(false)->group(kRules);
+  app.add_option("--extend-select", extend_select, "Also these rules (e.g. TL001, which is off by default)")
+      ->allow_extra_args(false)->group(kRules);
+  app.add_option("--ignore", ignore, "Skip these rules: codes, slugs or code prefixes, comma-separated")
+      ->allow_extra_args(false)->group(kRules);
+
+  const char* kConfig = "Configuration";
+  app.add_option("--config", lc.lint.config_file,
+                 "Use this configuration file (pyproject.toml with [tool.trainlint], or .trainlint.toml) for every file "
+                 "instead of discovering the nearest one")
+      ->group(kConfig);
+  app.add_flag("--isolated", lc.lint.isolated, "Ignore every configuration file")->group(kConfig);
+
+  const char* kFiles = "Files";
+  app.add_option("--stdin-filename", lc.lint.stdin_filename,
+                 "The path of the code read from standard input (`-`): it decides the configuration and the project, "
+                 "and replaces that file in the analysis")
+      ->group(kFiles);
+  bool no_gitignore = false, no_context = false;
+  app.add_flag("--no-respect-gitignore", no_gitignore, "Also lint files that .gitignore files ignore")->group(kFiles);
+  app.add_flag("--force-exclude", lc.lint.force_exclude,
+               "Apply exclude / extend-exclude and .gitignore to paths given on the command line too (for pre-commit)")
+      ->group(kFiles);
+  app.add_flag("--no-context", no_context,
+               "Analyse only the paths given, not the other files of their project (faster; findings that depend on "
+               "the script that calls a helper are lost)")
+      ->group(kFiles);
+
+  const char* kOutput = "Output";
+  app.add_option("--format", lc.format, "Output format: text, json")
+      ->check(CLI::IsMember({"text", "json"}))->group(kOutput);
+  app.add_option("--color", lc.color, "Colour the text output: auto, always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}))->group(kOutput);
+  app.add_flag("-q,--quiet", lc.quiet, "Print findings only: no source excerpts, no summary lines")->group(kOutput);
+
+  const char* kExit = "Exit status";
+  app.add_option("--fail-on", lc.fail_on,
+                 "Exit 1 when a finding has at least this severity: error, warning, info (default: the "
+                 "configuration's `fail-on`, else warning)")
+      ->check(CLI::IsMember({"error", "warning", "info"}))->group(kExit);
+
+  const char* kCi = "Baselines and CI";
+  app.add_option("--baseline", lc.lint.baseline,
+                 "Report (and fail on) only findings that are not in this baseline file (default: the "
+                 "configuration's `baseline`)")
+      ->group(kCi);
+  bool no_baseline = false;
+  app.add_flag("--no-baseline", no_baseline, "Ignore the configuration's `baseline`: report every finding")->group(kCi);
+  app.add_option("--write-baseline", lc.write_baseline,
+                 "Record the current findings in this file (sorted JSON) and exit 0; later runs with --baseline "
+                 "report only new findings")
+      ->group(kCi);
+  app.add_option("--diff-base", lc.lint.diff_base,
+                 "Report only findings whose statement is on lines changed since this git ref (uses `git diff`)")
+      ->group(kCi);
+
+  const char* kFix = "Fixes";
+  app.add_flag("--add-noqa", lc.add_noqa,
+               "Add `# trainlint: ignore[CODES]` on the line of every current finding (adopt trainlint on an old code "
+               "base in one commit); keeps existing comments, idempotent")
+      ->group(kFix);
+
+  app.add_option("-j,--jobs", lc.lint.threads, "Worker threads (default: all cores)")->group("Performance");
 
   auto* rules = app.add_subcommand("rules", "List the rules");
   bool all_rules = false;
@@ -122,13 +194,17 @@ int main(int argc, char** argv) {
   run->add_option("--trace", ropts.trace, "Also write a Chrome-trace/Perfetto JSON file of the run");
   run->add_option("--max-steps", ropts.max_steps, "End the program cleanly after N optimizer steps (0: no limit)")
       ->check(CLI::NonNegativeNumber);
-  run->add_option("--threshold", ropts.threshold_pct,
-                  "A finding is confirmed when it costs at least this % of step time (default 1)")
+  double run_threshold = -1;
+  run->add_option("--threshold", run_threshold,
+                  "A finding is confirmed when it costs at least this % of step time (default: the configuration's "
+                  "[run] threshold, else 1)")
       ->check(CLI::NonNegativeNumber);
   run->add_option("--select", run_select, "Only these rules: codes, slugs or code prefixes, comma-separated")
       ->allow_extra_args(false);
   run->add_option("--ignore", run_ignore, "Skip these rules: codes, slugs or code prefixes, comma-separated")
       ->allow_extra_args(false);
+  run->add_option("--config", ropts.lint.config_file, "Use this configuration file");
+  run->add_flag("--isolated", ropts.lint.isolated, "Ignore every configuration file");
   run->add_option("command", ropts.command, "The program and its arguments, after `--`");
   run->prefix_command();
   app.require_subcommand(0, 1);
@@ -172,39 +248,31 @@ int main(int argc, char** argv) {
     }
     ropts.lint.select = split_commas(run_select);
     ropts.lint.ignore = split_commas(run_ignore);
-    if (!check_rule_names(ropts.lint)) return 2;
+    if (!check_rule_names(ropts.lint.select, "--select") || !check_rule_names(ropts.lint.ignore, "--ignore")) return 2;
+    if (run_threshold >= 0) ropts.threshold_pct = run_threshold;
+    ropts.threshold_from_cli = run_threshold >= 0;
     return end_like_program(tl::runtime::run_command(ropts));
   }
-  if (paths.empty()) {
+
+  lc.lint.select = split_commas(select);
+  lc.lint.extend_select = split_commas(extend_select);
+  lc.lint.ignore = split_commas(ignore);
+  if (!check_rule_names(lc.lint.select, "--select") || !check_rule_names(lc.lint.extend_select, "--extend-select") ||
+      !check_rule_names(lc.lint.ignore, "--ignore"))
+    return 2;
+  lc.lint.respect_gitignore = !no_gitignore;
+  lc.lint.project_context = !no_context;
+  if (no_baseline) {
+    if (!lc.lint.baseline.empty()) {
+      std::cerr << "trainlint: error: --baseline and --no-baseline contradict each other\n";
+      return 2;
+    }
+    lc.lint.baseline = "-";
+  }
+  if (lc.paths.empty() && !lc.lint.stdin_filename.empty()) lc.paths.push_back("-");
+  if (lc.paths.empty()) {
     std::cerr << "trainlint: error: no paths given (try `trainlint train.py` or `trainlint .`)\n";
     return 2;
   }
-
-  tl::LintOptions opts;
-  opts.select = split_commas(select);
-  opts.ignore = split_commas(ignore);
-  if (!check_rule_names(opts)) return 2;
-  opts.threads = jobs;
-  tl::LintResult res;
-  try {
-    res = tl::lint_paths(paths, opts);
-  } catch (const std::exception& e) {
-    std::cerr << "trainlint: internal error: " << e.what() << "\n";
-    return 2;
-  }
-  if (format == "json") {
-    tl::report::write_json(std::cout, res);
-  } else {
-    tl::report::TextOptions to;
-    to.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-    to.show_source = !quiet;
-    to.show_summary = !quiet;
-    tl::report::write_text(std::cout, std::cerr, res, to);
-  }
-  std::cout.flush();
-  if (res.io_error) return 2;
-  auto threshold = *tl::parse_severity(fail_on);
-  for (auto& f : res.findings)
-    if (f.severity >= threshold) return 1;
-  return 0;
+  return tl::cli::run_lint(lc);
 }

@@ -2,17 +2,23 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
+#include <unordered_map>
 #include <unordered_set>
 
+#include "analyzer/core/baseline.h"
+#include "analyzer/core/gitdiff.h"
+#include "analyzer/core/gitignore.h"
+#include "analyzer/core/suppression.h"
 #include "rules/registry.h"
 
 namespace fs = std::filesystem;
@@ -20,24 +26,11 @@ namespace fs = std::filesystem;
 namespace tl {
 namespace {
 
-bool skip_dir(const fs::path& p) {
-  std::string name = p.filename().string();
-  static const char* names[] = {".git", ".hg", ".svn", "node_modules", "__pycache__", ".tox", ".nox", ".venv",
-                                "venv", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
-                                ".eggs", "dist", ".cache", ".ipynb_checkpoints"};
-  for (auto* n : names)
-    if (name == n) return true;
-  // `build`, `build-release`, `cmake-build-debug`; not Python packages such as `builders/`
-  if (name == "build" || name.rfind("build-", 0) == 0 || name.rfind("cmake-build", 0) == 0) return true;
-  std::error_code ec;
-  if (fs::exists(p / "pyvenv.cfg", ec)) return true;   // any virtual environment
-  if (fs::exists(p / "CMakeCache.txt", ec)) return true;  // a CMake build tree
-  return false;
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
-
-bool is_python_file(const fs::path& p) {
-  auto ext = p.extension().string();
-  return ext == ".py" || ext == ".pyw";
+void timing(const char* what, double ms) {
+  if (std::getenv("TRAINLINT_TIMING")) std::fprintf(stderr, "trainlint: %-28s %8.1f ms\n", what, ms);
 }
 
 std::string display(const fs::path& p) {
@@ -46,70 +39,278 @@ std::string display(const fs::path& p) {
   return s;
 }
 
+fs::path absolute_normal(const fs::path& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec);
+  return (ec ? p : a).lexically_normal();
+}
+
+// How a context file found by walking a project is shown: relative to the working folder when
+// it is below it, else absolute.
+std::string display_found(const fs::path& abs, const fs::path& cwd) {
+  fs::path rel = abs.lexically_relative(cwd);
+  if (!rel.empty() && rel.native().rfind("..", 0) != 0) return rel.generic_string();
+  return abs.generic_string();
+}
+
+enum class FileKind { Python, Notebook, Cpp, Other };
+
+FileKind kind_by_extension(const fs::path& p) {
+  std::string ext = p.extension().string();
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".py" || ext == ".pyw" || ext == ".pyi") return FileKind::Python;
+  if (ext == ".ipynb") return FileKind::Notebook;
+  for (const char* e : {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".c", ".ipp", ".inl"})
+    if (ext == e) return FileKind::Cpp;
+  return FileKind::Other;
+}
+
+// An extension-less script with a python shebang (`#!/usr/bin/env python3`) is Python: pre-commit
+// passes such files to Python hooks.
+bool has_python_shebang(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  char buf[128] = {};
+  in.read(buf, sizeof buf - 1);
+  std::string_view head(buf, static_cast<size_t>(in.gcount()));
+  if (head.rfind("#!", 0) != 0) return false;
+  head = head.substr(0, head.find('\n'));
+  return head.find("python") != std::string_view::npos;
+}
+
+std::string canon_code(std::string_view s) {
+  const RuleInfo* r = find_rule(s);
+  return r ? std::string(r->code) : std::string();
+}
+
+bool known_selector(std::string_view s) {
+  if (s == "ALL" || s == "all") return true;
+  for (auto& r : registry())
+    if (selector_matches(s, r.code, r.slug)) return true;
+  return false;
+}
+
+// One file to analyse: a target (reported on) or context (analysed, not reported).
+struct Entry {
+  fs::path abs;
+  std::string display;
+  bool target = false;
+  bool from_stdin = false;
+  FileKind kind = FileKind::Python;
+};
+
+// Walks folders the way the configuration and .gitignore say.
+class Walker {
+ public:
+  Walker(ConfigSet& cs, const LintOptions& o, std::vector<FileMessage>& messages) : cs_(cs), o_(o), messages_(messages) {}
+
+  // Is `abs` excluded by its configuration's exclude / extend-exclude, or by .gitignore?
+  bool excluded(const fs::path& abs, bool is_dir, bool check_parents) {
+    const Config& c = cs_.for_dir(abs.parent_path());
+    if (!c.exclude_globs.empty()) {
+      std::string rel;
+      if (!c.dir.empty()) {
+        fs::path r = abs.lexically_relative(c.dir);
+        if (!r.empty() && r.native().rfind("..", 0) != 0) rel = r.generic_string();
+      }
+      if (rel.empty()) rel = abs.filename().generic_string();
+      if (check_parents ? c.exclude_globs.matches(rel, is_dir)
+                        : match_last(c.exclude_globs, rel, is_dir))
+        return true;
+    }
+    if (o_.respect_gitignore) {
+      if (check_parents ? gi_.ignored_or_inside_ignored(abs, is_dir) : gi_.ignored(abs, is_dir)) return true;
+    }
+    return false;
+  }
+
+  // Every Python file and notebook below `root` (not excluded), sorted by path.
+  void walk(const fs::path& root_abs, const fs::path& root_display, std::vector<Entry>& out, bool target) {
+    std::vector<Entry> found;
+    walk_dir(root_abs, root_display, found, target);
+    std::sort(found.begin(), found.end(), [](const Entry& a, const Entry& b) { return a.display < b.display; });
+    for (auto& e : found) out.push_back(std::move(e));
+  }
+
+ private:
+  static bool match_last(const GlobSet& g, const std::string& rel, bool is_dir) {
+    for (auto& p : g.patterns())
+      if (p.matches(rel, is_dir)) return true;
+    return false;
+  }
+
+  static bool content_says_skip(const fs::path& dir) {
+    std::error_code ec;
+    return fs::exists(dir / "pyvenv.cfg", ec) || fs::exists(dir / "CMakeCache.txt", ec);
+  }
+
+  void walk_dir(const fs::path& dir, const fs::path& shown, std::vector<Entry>& out, bool target) {
+    std::error_code ec;
+    fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+    if (ec) {
+      if (target)
+        messages_.push_back({FileMessage::Kind::Warning, display(shown), "skipped folder: " + ec.message(), std::nullopt});
+      return;
+    }
+    for (; it != end; it.increment(ec)) {
+      if (ec) break;
+      const fs::directory_entry e = *it;
+      std::error_code e2;
+      fs::path name = e.path().filename();
+      fs::path abs = dir / name, disp = shown / name;
+      bool is_link = e.is_symlink(e2);
+      if (e.is_directory(e2)) {
+        if (is_link) continue;  // symlinked folders are not followed (loops, trees outside the project)
+        if (excluded(abs, true, false) || content_says_skip(abs)) continue;
+        walk_dir(abs, disp, out, target);
+        continue;
+      }
+      FileKind k = kind_by_extension(name);
+      if (k != FileKind::Python && k != FileKind::Notebook) continue;
+      if (name.extension() == ".pyi") continue;  // stubs hold no code that runs
+      std::error_code e3;
+      auto st = fs::status(abs, e3);
+      if (e3) {
+        if (target) {
+          std::string why = e3.value() == ELOOP ? "symlink loop" : e3.message();
+          messages_.push_back({FileMessage::Kind::Warning, display(disp), "skipped: " + why, std::nullopt});
+        }
+        continue;
+      }
+      if (!fs::is_regular_file(st)) continue;
+      if (excluded(abs, false, false)) continue;
+      out.push_back({abs, display(disp), target, false, k});
+    }
+    if (ec && target)
+      messages_.push_back({FileMessage::Kind::Warning, display(shown), "skipped while walking: " + ec.message(), std::nullopt});
+  }
+
+  ConfigSet& cs_;
+  const LintOptions& o_;
+  std::vector<FileMessage>& messages_;
+  GitIgnore gi_;
+};
+
+std::vector<std::pair<uint32_t, uint32_t>> comment_ranges(const py::Tree& t) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (py::NodeId n = 0; n < t.size(); ++n)
+    if (t.kind(n) == py::K::Comment) out.emplace_back(t[n].start, t[n].end);
+  return out;
+}
+
+std::string normalize(const SourceFile& src, const std::vector<std::pair<uint32_t, uint32_t>>& comments, uint32_t b,
+                      uint32_t e, bool drop_comments) {
+  std::string out;
+  auto it = std::lower_bound(comments.begin(), comments.end(), std::make_pair(b, 0u));
+  uint32_t i = b;
+  const std::string& t = src.text();
+  e = std::min<uint32_t>(e, static_cast<uint32_t>(t.size()));
+  while (i < e) {
+    if (drop_comments && it != comments.end() && it->first == i) {
+      i = it->second;
+      ++it;
+      continue;
+    }
+    while (drop_comments && it != comments.end() && it->second <= i) ++it;
+    char c = t[i++];
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v') continue;
+    if (c == '\\' && i < e && (t[i] == '\n' || t[i] == '\r')) continue;
+    out.push_back(c);
+  }
+  return out;
+}
+
+// A short, one-line form of the statement for a baseline's reader.
+std::string statement_for_humans(const SourceFile& src, const Range& r) {
+  std::string s(src.slice(r.begin, r.end));
+  std::string out;
+  bool space = false;
+  for (char c : s) {
+    if (c == '\n' || c == '\r' || c == '\t' || c == ' ') {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    out.push_back(c);
+  }
+  if (out.size() > 160) {
+    size_t cut = 157;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out = out.substr(0, cut) + "...";
+  }
+  return out;
+}
+
+const Config* root_config_for(ConfigSet& cs, const std::vector<Entry>& entries) {
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  if (!ec) {
+    const Config& c = cs.for_dir(cwd);
+    if (!c.path.empty()) return &c;
+  }
+  for (auto& e : entries)
+    if (e.target) return &cs.for_dir(e.abs.parent_path());
+  return &cs.defaults();
+}
+
+struct Prepared {
+  std::vector<Entry> entries;
+  std::vector<std::unique_ptr<SourceFile>> sources;  // parallel to `entries` where read
+  std::vector<size_t> entry_of_source;
+};
+
+// Model + rules + per-file filtering over read sources. `infos[i]` describes sources[i].
+LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
+                   const LintOptions& opts, std::shared_ptr<ConfigSet> cs);
+
 }  // namespace
+
+const SourceFile* LintResult::source(const std::string& path) const {
+  if (!model) return nullptr;
+  for (auto& m : model->modules())
+    if (m->path == path) return m->src.get();
+  return nullptr;
+}
 
 std::vector<std::string> discover_files(const std::vector<std::string>& paths, std::vector<FileMessage>& messages,
                                         bool& io_error) {
-  std::vector<std::string> out;
+  ConfigSet cs(known_selector, canon_code);
+  std::string err;
+  cs.init("", true, &err);
+  LintOptions o;
+  o.respect_gitignore = false;
+  Walker w(cs, o, messages);
+  std::vector<Entry> out;
   for (auto& raw : paths) {
-    fs::path p(raw);
     std::error_code ec;
-    auto st = fs::status(p, ec);
-    if (ec || !fs::exists(st)) {
-      std::string why = ec ? ec.message() : "no such file or directory";
-      if (ec.value() == ELOOP) why = "too many levels of symbolic links (a symlink loop)";
-      auto lst = fs::symlink_status(p, ec);
-      if (!ec && fs::is_symlink(lst) && !fs::exists(st)) {
-        std::error_code ec2;
-        (void)fs::status(p, ec2);
-        why = ec2.value() == ELOOP ? "symlink loop" : "broken symbolic link";
-      }
-      messages.push_back({FileMessage::Kind::Error, raw, "cannot read: " + why, std::nullopt});
+    fs::path p(raw);
+    if (fs::is_directory(p, ec)) w.walk(absolute_normal(p), p, out, true);
+    else if (fs::exists(p, ec)) out.push_back({absolute_normal(p), display(p), true, false, kind_by_extension(p)});
+    else {
+      messages.push_back({FileMessage::Kind::Error, raw, "cannot read: no such file or directory", std::nullopt});
       io_error = true;
-      continue;
-    }
-    if (fs::is_directory(st)) {
-      fs::recursive_directory_iterator it(p, fs::directory_options::skip_permission_denied, ec), end;
-      if (ec) {
-        messages.push_back({FileMessage::Kind::Error, raw, "cannot read folder: " + ec.message(), std::nullopt});
-        io_error = true;
-        continue;
-      }
-      std::vector<std::string> found;
-      while (it != end) {
-        const fs::directory_entry e = *it;  // a copy: `*it` is gone once the walk ends
-        std::error_code e2;
-        bool is_link = e.is_symlink(e2);
-        if (e.is_directory(e2) && !is_link) {
-          if (skip_dir(e.path())) it.disable_recursion_pending();
-        } else if (is_python_file(e.path())) {
-          std::error_code e3;
-          auto fst = fs::status(e.path(), e3);
-          if (e3) {
-            std::string why = e3.value() == ELOOP ? "symlink loop" : e3.message();
-            messages.push_back({FileMessage::Kind::Warning, display(e.path()), "skipped: " + why, std::nullopt});
-          } else if (fs::is_regular_file(fst)) {
-            found.push_back(display(e.path()));
-          }
-        }
-        it.increment(ec);
-        if (ec) {
-          messages.push_back({FileMessage::Kind::Warning, display(e.path()), "skipped while walking: " + ec.message(), std::nullopt});
-          ec.clear();
-        }
-      }
-      std::sort(found.begin(), found.end());
-      out.insert(out.end(), found.begin(), found.end());
-    } else {
-      out.push_back(display(p));
     }
   }
-  // the same file named twice is linted once
-  std::vector<std::string> uniq;
-  std::unordered_set<std::string> seen;
-  for (auto& f : out)
-    if (seen.insert(f).second) uniq.push_back(f);
-  return uniq;
+  std::vector<std::string> r;
+  for (auto& e : out)
+    if (e.kind == FileKind::Python) r.push_back(e.display);
+  return r;
+}
+
+std::unique_ptr<SourceFile> source_from_text(const std::string& path, std::string text, std::vector<FileMessage>& messages) {
+  if (text.find('\0') != std::string::npos) {
+    messages.push_back({FileMessage::Kind::Warning, path, "skipped: binary file (contains NUL bytes)", std::nullopt});
+    return nullptr;
+  }
+  size_t bad = first_invalid_utf8(text);
+  if (bad != std::string::npos) {
+    SourceFile tmp(path, text);
+    messages.push_back({FileMessage::Kind::Warning, path,
+                        "skipped: not valid UTF-8 (byte " + std::to_string(bad) + "); Python source must be UTF-8",
+                        tmp.line_col(static_cast<uint32_t>(bad))});
+    return nullptr;
+  }
+  return std::make_unique<SourceFile>(path, std::move(text));
 }
 
 std::unique_ptr<SourceFile> read_source(const std::string& path, size_t max_bytes, std::vector<FileMessage>& messages,
@@ -149,108 +350,138 @@ std::unique_ptr<SourceFile> read_source(const std::string& path, size_t max_byte
     io_error = true;
     return nullptr;
   }
-  if (text.find('\0') != std::string::npos) {
-    messages.push_back({FileMessage::Kind::Warning, path, "skipped: binary file (contains NUL bytes)", std::nullopt});
-    return nullptr;
-  }
   // a UTF-8 byte-order mark is allowed and kept (tree-sitter skips it as whitespace-free text)
-  size_t bad = first_invalid_utf8(text);
-  if (bad != std::string::npos) {
-    SourceFile tmp(path, text);
-    messages.push_back({FileMessage::Kind::Warning, path,
-                        "skipped: not valid UTF-8 (byte " + std::to_string(bad) + "); Python source must be UTF-8",
-                        tmp.line_col(static_cast<uint32_t>(bad))});
-    return nullptr;
+  return source_from_text(path, std::move(text), messages);
+}
+
+bool rule_enabled_for(const LintOptions& opts, const Config& c, std::string_view rel, std::string_view code,
+                      std::string_view slug) {
+  auto any = [&](const std::vector<std::string>& sels) {
+    for (auto& s : sels)
+      if (selector_matches(s, code, slug)) return true;
+    return false;
+  };
+  bool on;
+  if (!opts.select.empty()) on = any(opts.select);
+  else if (c.select) on = any(*c.select);
+  else {
+    const RuleInfo* r = find_rule(code);
+    on = !(r && r->off_by_default);
   }
-  return std::make_unique<SourceFile>(path, std::move(text));
+  if (any(c.extend_select) || any(opts.extend_select)) on = true;
+  if (any(c.ignore) || any(opts.ignore)) on = false;
+  if (on && !rel.empty())
+    for (auto& p : c.per_file_ignores)
+      if (any(p.selectors) && p.glob.matches(rel, false)) return false;
+  return on;
 }
 
 bool rule_enabled(const LintOptions& opts, std::string_view code, std::string_view slug) {
-  auto matches = [&](const std::string& sel) {
-    if (sel == "ALL" || sel == "all") return true;
-    if (sel == slug) return true;
-    if (sel.size() <= code.size()) {
-      for (size_t i = 0; i < sel.size(); ++i)
-        if (std::toupper(static_cast<unsigned char>(sel[i])) != code[i]) return false;
-      return true;
-    }
-    return false;
-  };
-  bool on = opts.select.empty();
-  for (auto& s : opts.select)
-    if (matches(s)) on = true;
-  for (auto& s : opts.ignore)
-    if (matches(s)) on = false;
-  return on;
+  static const Config defaults = [] {
+    Config c;
+    c.finish();
+    return c;
+  }();
+  return rule_enabled_for(opts, defaults, "", code, slug);
+}
+
+std::string normalized_statement(const LintResult& res, const Finding& f) {
+  const SourceFile* src = res.source(f.path);
+  if (!src) return "";
+  std::vector<std::pair<uint32_t, uint32_t>> comments;
+  if (res.model)
+    for (auto& m : res.model->modules())
+      if (m->path == f.path) comments = comment_ranges(m->tree);
+  const Range& r = f.statement.end > f.statement.begin ? f.statement : f.range;
+  return normalize(*src, comments, r.begin, r.end, f.code != "TL001");
+}
+
+std::vector<BaselineEntry> baseline_entries(const LintResult& res) {
+  std::vector<BaselineEntry> out;
+  for (auto& f : res.findings) {
+    BaselineEntry e;
+    auto it = res.files.find(f.path);
+    e.path = it == res.files.end() || it->second.project_path.empty() ? f.path : it->second.project_path;
+    e.code = f.code;
+    e.slug = f.slug;
+    e.scope = f.scope;
+    if (const SourceFile* src = res.source(f.path))
+      e.statement = statement_for_humans(*src, f.statement.end > f.statement.begin ? f.statement : f.range);
+    e.fingerprint = f.fingerprint;
+    out.push_back(std::move(e));
+  }
+  return out;
 }
 
 namespace {
 
-// `# noqa` / `# noqa: TL101,TL103` / `# trainlint: ignore[TL101]` on the flagged line.
-bool suppressed(const SourceFile& src, const Finding& f) {
-  std::string_view line = src.line_text(f.range.start.line);
-  auto hash = line.find('#');
-  while (hash != std::string_view::npos) {
-    std::string_view c = line.substr(hash + 1);
-    while (!c.empty() && c.front() == ' ') c.remove_prefix(1);
-    auto check_codes = [&](std::string_view rest) {
-      if (rest.empty()) return true;
-      return rest.find(f.code) != std::string_view::npos || rest.find(f.slug) != std::string_view::npos;
-    };
-    if (c.rfind("noqa", 0) == 0) {
-      std::string_view rest = c.substr(4);
-      if (rest.empty() || rest.front() != ':') return true;  // bare noqa
-      return check_codes(rest.substr(1));
-    }
-    if (c.rfind("trainlint:", 0) == 0) {
-      std::string_view rest = c.substr(10);
-      while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
-      if (rest.rfind("ignore", 0) == 0) {
-        rest.remove_prefix(6);
-        if (rest.empty() || rest.front() != '[') return true;
-        return check_codes(rest);
-      }
-    }
-    hash = line.find('#', hash + 1);
-  }
-  return false;
-}
-
-}  // namespace
-
-LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const LintOptions& opts) {
+LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
+                   const LintOptions& opts, std::shared_ptr<ConfigSet> cs) {
   LintResult res;
+  res.configs = cs;
   unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
-  res.files_analysed = files.size();
+  std::unordered_map<std::string, size_t> index_of;  // display path -> index
+  for (size_t i = 0; i < files.size(); ++i) {
+    index_of[files[i]->path()] = i;
+    if (target[i]) {
+      ++res.files_analysed;
+      res.files[files[i]->path()] = infos[i];
+    } else {
+      ++res.context_files;
+    }
+  }
   auto model = std::make_shared<py::ProgramModel>(py::ProgramModel::build(std::move(files), threads));
   res.model = model;
   const auto& mods = model->modules();
-  for (auto& m : mods)
-    if (!m->tree.errors().empty()) {
-      auto& e = m->tree.errors().front();
-      std::string msg = "syntax error";
-      if (e.second != "syntax error") msg += " (" + e.second + ")";
-      if (m->tree.errors().size() > 1) msg += " and " + std::to_string(m->tree.errors().size() - 1) + " more";
-      msg += "; the rest of the file was analysed";
-      res.messages.push_back({FileMessage::Kind::Warning, m->path, msg, m->src->line_col(e.first)});
-    }
+  std::vector<const py::Module*> mod_of(mods.size(), nullptr);
+  std::vector<size_t> index_of_mod(mods.size());
+  for (size_t mi = 0; mi < mods.size(); ++mi) {
+    auto it = index_of.find(mods[mi]->path);
+    size_t i = it == index_of.end() ? 0 : it->second;
+    index_of_mod[mi] = i;
+    mod_of[i] = mods[mi].get();
+  }
+  for (size_t mi = 0; mi < mods.size(); ++mi) {
+    auto& m = mods[mi];
+    if (!target[index_of_mod[mi]] || m->tree.errors().empty()) continue;
+    auto& e = m->tree.errors().front();
+    std::string msg = "syntax error";
+    if (e.second != "syntax error") msg += " (" + e.second + ")";
+    if (m->tree.errors().size() > 1) msg += " and " + std::to_string(m->tree.errors().size() - 1) + " more";
+    msg += "; the rest of the file was analysed";
+    res.messages.push_back({FileMessage::Kind::Warning, m->path, msg, m->src->line_col(e.first)});
+  }
+
+  // The rules to run: those enabled for any reported file's configuration.
+  auto rel_to_config = [&](const FileInfo& fi) -> std::string {
+    if (!fi.config || fi.config->dir.empty() || fi.abs_path.empty()) return fi.project_path;
+    fs::path r = fs::path(fi.abs_path).lexically_relative(fi.config->dir);
+    if (r.empty() || r.native().rfind("..", 0) == 0) return fs::path(fi.abs_path).filename().generic_string();
+    return r.generic_string();
+  };
+  std::set<const Config*> configs;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i] || opts.report_context) configs.insert(infos[i].config);
   std::vector<const RuleInfo*> rules;
-  for (auto& r : registry())
-    if (r.check && rule_enabled(opts, r.code, r.slug)) rules.push_back(&r);
+  bool any_tl001 = false;
+  for (auto& r : registry()) {
+    bool on = false;
+    for (auto* c : configs) on = on || rule_enabled_for(opts, c ? *c : cs->defaults(), "", r.code, r.slug);
+    if (!on) continue;
+    if (r.check) rules.push_back(&r);
+    if (r.code == "TL001") any_tl001 = true;
+  }
+
   std::vector<std::vector<Finding>> per_module(mods.size());
   FactCache facts(mods.size());
   auto rules_start = std::chrono::steady_clock::now();
   std::atomic<size_t> next{0};
   auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < mods.size();) {
+    for (size_t i; (i = next.fetch_add(1)) < mods.size();)
       for (auto* r : rules) {
         RuleContext ctx(*model, *mods[i], *r, per_module[i], facts);
         r->check(ctx);
       }
-      auto& v = per_module[i];
-      v.erase(std::remove_if(v.begin(), v.end(), [&](const Finding& f) { return suppressed(*mods[i]->src, f); }),
-              v.end());
-    }
   };
   std::vector<std::thread> pool;
   unsigned k = std::min<unsigned>(threads, static_cast<unsigned>(std::max<size_t>(1, mods.size())));
@@ -259,29 +490,355 @@ LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const Li
     for (unsigned w = 0; w < k; ++w) pool.emplace_back(work);
     for (auto& th : pool) th.join();
   }
-  if (std::getenv("TRAINLINT_TIMING"))
-    std::fprintf(stderr, "trainlint: %-28s %8.1f ms\n", "rules",
-                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - rules_start).count());
+  timing("rules", ms_since(rules_start));
+
+  // Per reported file: its configuration, its suppressions, TL001.
+  auto post_start = std::chrono::steady_clock::now();
+  std::unordered_map<std::string, std::vector<Finding>> by_path;
   for (auto& v : per_module)
+    for (auto& f : v) by_path[f.path].push_back(std::move(f));
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i] || opts.report_context)
+      if (mod_of[i]) paths.push_back(mod_of[i]->path);
+  std::vector<std::vector<Finding>> kept(paths.size());
+  std::atomic<size_t> next_file{0};
+  auto post = [&] {
+    for (size_t pi; (pi = next_file.fetch_add(1)) < paths.size();) {
+      const std::string& path = paths[pi];
+      size_t i = index_of[path];
+      const py::Module* m = mod_of[i];
+      const FileInfo& fi = infos[i];
+      const Config& c = fi.config ? *fi.config : cs->defaults();
+      std::string rel = rel_to_config(fi);
+      std::unordered_map<std::string, bool> enabled;
+      auto on = [&](const std::string& code) {
+        auto it = enabled.find(code);
+        if (it != enabled.end()) return it->second;
+        const RuleInfo* r = find_rule(code);
+        bool v = r && rule_enabled_for(opts, c, rel, r->code, r->slug);
+        enabled[code] = v;
+        return v;
+      };
+      auto fit = by_path.find(path);
+      std::vector<Finding> fs_in = fit == by_path.end() ? std::vector<Finding>{} : std::move(fit->second);
+      std::vector<Suppression> sups = parse_python_suppressions(*m->src, comment_ranges(m->tree), canon_code);
+      auto& out = kept[pi];
+      for (auto& f : fs_in) {
+        if (!on(f.code)) continue;
+        if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
+        if (apply_suppressions(sups, f)) continue;
+        out.push_back(std::move(f));
+      }
+      if (any_tl001 && on("TL001")) {
+        auto judged = [&](const std::string& code) {
+          const RuleInfo* r = find_rule(code);
+          return r && r->check && on(code);
+        };
+        for (auto& f : unused_suppressions(*m->src, sups, judged)) {
+          if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
+          out.push_back(std::move(f));
+        }
+      }
+    }
+  };
+  pool.clear();
+  k = std::min<unsigned>(threads, static_cast<unsigned>(std::max<size_t>(1, paths.size())));
+  if (k <= 1) post();
+  else {
+    for (unsigned w = 0; w < k; ++w) pool.emplace_back(post);
+    for (auto& th : pool) th.join();
+  }
+  for (auto& v : kept)
     for (auto& f : v) res.findings.push_back(std::move(f));
   sort_and_dedupe(res.findings);
-  std::vector<const SourceFile*> srcs;
-  for (auto& m : mods) srcs.push_back(m->src.get());
-  compute_fingerprints(res.findings, srcs);
+
+  // Fingerprints: rule, project-relative path, scope, normalised statement, occurrence.
+  std::unordered_map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> comments;
+  for (auto& f : res.findings) {
+    size_t i = index_of[f.path];
+    const py::Module* m = mod_of[i];
+    if (!m) continue;
+    auto cit = comments.find(f.path);
+    if (cit == comments.end()) cit = comments.emplace(f.path, comment_ranges(m->tree)).first;
+    const Range& r = f.statement.end > f.statement.begin ? f.statement : f.range;
+    std::string norm = normalize(*m->src, cit->second, r.begin, r.end, f.code != "TL001");
+    const std::string& pp = infos[i].project_path.empty() ? f.path : infos[i].project_path;
+    f.fingerprint = fingerprint_key(f.code, pp, f.scope, norm);
+  }
+  assign_occurrences(res.findings);
+  timing("suppressions, fingerprints", ms_since(post_start));
+  return res;
+}
+
+}  // namespace
+
+LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const LintOptions& opts) {
+  auto cs = std::make_shared<ConfigSet>(known_selector, canon_code);
+  std::string err;
+  cs->init("", true, &err);
+  std::vector<bool> target(files.size(), true);
+  std::vector<FileInfo> infos(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    infos[i].project_path = files[i]->path();
+    infos[i].config = &cs->defaults();
+  }
+  LintResult res = analyse(std::move(files), std::move(target), std::move(infos), opts, cs);
+  res.root_config = &cs->defaults();
   return res;
 }
 
 LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& opts) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto cs = std::make_shared<ConfigSet>(known_selector, canon_code);
+  LintResult early;
+  early.configs = cs;
+  {
+    std::string err;
+    if (!cs->init(opts.config_file, opts.isolated, &err)) {
+      early.config_errors.push_back(err);
+      return early;
+    }
+  }
   std::vector<FileMessage> messages;
   bool io_error = false;
-  auto files = discover_files(paths, messages, io_error);
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  Walker walker(*cs, opts, messages);
+
+  // ---- targets: the paths given ----------------------------------------------------------------
+  std::vector<Entry> entries;
+  std::vector<fs::path> roots_walked;  // target folders (their files are targets already)
+  for (auto& raw : paths) {
+    if (raw == "-") {
+      Entry e;
+      e.from_stdin = true;
+      e.target = true;
+      if (!opts.stdin_filename.empty()) {
+        e.abs = absolute_normal(opts.stdin_filename);
+        e.display = display(opts.stdin_filename);
+        e.kind = kind_by_extension(e.abs);
+        if (e.kind == FileKind::Other) e.kind = FileKind::Python;
+      } else {
+        e.abs = cwd / "-";
+        e.display = "-";
+      }
+      entries.push_back(std::move(e));
+      continue;
+    }
+    fs::path p(raw);
+    auto st = fs::status(p, ec);
+    if (ec || !fs::exists(st)) {
+      std::string why = ec ? ec.message() : "no such file or directory";
+      if (ec.value() == ELOOP) why = "too many levels of symbolic links (a symlink loop)";
+      auto lst = fs::symlink_status(p, ec);
+      if (!ec && fs::is_symlink(lst) && !fs::exists(st)) {
+        std::error_code ec2;
+        (void)fs::status(p, ec2);
+        why = ec2.value() == ELOOP ? "symlink loop" : "broken symbolic link";
+      }
+      messages.push_back({FileMessage::Kind::Error, raw, "cannot read: " + why, std::nullopt});
+      io_error = true;
+      continue;
+    }
+    fs::path abs = absolute_normal(p);
+    if (fs::is_directory(st)) {
+      if (opts.force_exclude && walker.excluded(abs, true, true)) continue;
+      std::error_code e2;
+      fs::directory_iterator probe(p, e2);
+      if (e2) {
+        messages.push_back({FileMessage::Kind::Error, raw, "cannot read folder: " + e2.message(), std::nullopt});
+        io_error = true;
+        continue;
+      }
+      walker.walk(abs, p, entries, true);
+      roots_walked.push_back(abs);
+      continue;
+    }
+    FileKind k = kind_by_extension(p);
+    if (k == FileKind::Other && fs::is_regular_file(st) && has_python_shebang(p)) k = FileKind::Python;
+    if (k == FileKind::Cpp) {
+      messages.push_back({FileMessage::Kind::Error, display(p),
+                          "cannot analyse C++ yet: this trainlint lints Python files and notebooks; the LibTorch C++ front "
+                          "end is not part of this version",
+                          std::nullopt});
+      io_error = true;
+      continue;
+    }
+    if (k == FileKind::Other) {
+      messages.push_back({FileMessage::Kind::Error, display(p),
+                          "cannot analyse: not a Python file (.py, .pyw), a notebook (.ipynb) or a script with a python "
+                          "shebang",
+                          std::nullopt});
+      io_error = true;
+      continue;
+    }
+    if (opts.force_exclude && walker.excluded(abs, false, true)) continue;
+    entries.push_back({abs, display(p), true, false, k});
+  }
+  if (!cs->errors().empty()) {
+    early.config_errors = cs->errors();
+    return early;
+  }
+
+  // ---- context: the other files of each target's project -------------------------------------
+  std::unordered_set<std::string> seen;
+  for (auto& e : entries) seen.insert(e.abs.string());
+  std::unordered_map<std::string, FileInfo> info_of;  // by absolute path
+  std::unordered_map<std::string, fs::path> project_of_dir;
+  auto project_root = [&](const fs::path& dir) -> fs::path {
+    auto it = project_of_dir.find(dir.string());
+    if (it != project_of_dir.end()) return it->second;
+    fs::path r = find_project_root(dir);
+    project_of_dir[dir.string()] = r;
+    return r;
+  };
+  size_t n_targets = entries.size();
+  if (opts.project_context) {
+    std::set<fs::path> projects;
+    for (size_t i = 0; i < n_targets; ++i) {
+      fs::path r = project_root(entries[i].abs.parent_path());
+      if (!r.empty()) projects.insert(r);
+    }
+    for (auto& root : projects) {
+      bool covered = false;
+      for (auto& w : roots_walked)
+        if (w == root) covered = true;
+      if (covered) continue;
+      std::vector<Entry> ctx;
+      std::vector<FileMessage> ignored;
+      Walker quiet(*cs, opts, ignored);
+      quiet.walk(root, root, ctx, false);
+      for (auto& c : ctx) {
+        if (!seen.insert(c.abs.string()).second) continue;
+        c.display = display_found(c.abs, cwd);
+        entries.push_back(std::move(c));
+      }
+    }
+    if (!cs->errors().empty()) {
+      early.config_errors = cs->errors();
+      return early;
+    }
+  }
+  timing("discovery", ms_since(t0));
+
+  // ---- read -------------------------------------------------------------------------------------
+  auto read_start = std::chrono::steady_clock::now();
   std::vector<std::unique_ptr<SourceFile>> sources;
-  for (auto& f : files)
-    if (auto s = read_source(f, opts.max_file_bytes, messages, io_error)) sources.push_back(std::move(s));
-  LintResult res = lint_sources(std::move(sources), opts);
+  std::vector<bool> target;
+  std::vector<FileInfo> infos;
+  std::unordered_set<std::string> displays;
+  for (auto& e : entries) {
+    std::vector<FileMessage> ctx_messages;
+    std::vector<FileMessage>& msgs = e.target ? messages : ctx_messages;
+    bool ctx_io = false;
+    bool& io = e.target ? io_error : ctx_io;
+    std::unique_ptr<SourceFile> src;
+    if (e.kind == FileKind::Notebook) {
+      if (e.target) {
+        msgs.push_back({FileMessage::Kind::Error, e.display, "cannot analyse notebooks yet", std::nullopt});
+        io = true;
+      }
+      continue;
+    }
+    if (e.from_stdin) src = source_from_text(e.display, opts.stdin_text.value_or(""), msgs);
+    else src = read_source(e.display, opts.max_file_bytes, msgs, io);
+    if (!src) continue;
+    if (!displays.insert(src->path()).second) continue;  // two spellings of one file
+    FileInfo fi;
+    fi.abs_path = e.abs.string();
+    fs::path root = e.display == "-" ? fs::path() : project_root(e.abs.parent_path());
+    fi.project_root = root.string();
+    if (!root.empty()) {
+      fs::path rel = e.abs.lexically_relative(root);
+      fi.project_path = rel.generic_string();
+    } else {
+      fi.project_path = e.display;
+    }
+    fi.config = &cs->for_dir(e.abs.parent_path());
+    sources.push_back(std::move(src));
+    target.push_back(e.target);
+    infos.push_back(std::move(fi));
+  }
+  timing("read", ms_since(read_start));
+  if (!cs->errors().empty()) {
+    early.config_errors = cs->errors();
+    return early;
+  }
+
+  // the configuration holding global settings (fail-on, baseline, run thresholds)
+  const Config* root_cfg = root_config_for(*cs, entries);
+  LintResult res = analyse(std::move(sources), std::move(target), std::move(infos), opts, cs);
   messages.insert(messages.end(), res.messages.begin(), res.messages.end());
   res.messages = std::move(messages);
   res.io_error = io_error;
+  res.root_config = root_cfg;
+
+  // ---- baseline ---------------------------------------------------------------------------------
+  std::string baseline = opts.baseline;
+  if (baseline == "-") baseline.clear();  // --no-baseline
+  else if (baseline.empty() && root_cfg && root_cfg->baseline) baseline = *root_cfg->baseline;
+  if (!baseline.empty()) {
+    std::string err;
+    auto b = read_baseline(baseline, &err);
+    if (!b) {
+      res.usage_error = err;
+      return res;
+    }
+    std::unordered_map<std::string, size_t> left = b->by_fingerprint;
+    std::vector<Finding> keep;
+    for (auto& f : res.findings) {
+      auto it = left.find(f.fingerprint);
+      if (it != left.end() && it->second > 0) {
+        --it->second;
+        ++res.baselined;
+        continue;
+      }
+      keep.push_back(std::move(f));
+    }
+    res.findings = std::move(keep);
+    // entries of the reported files that no finding matched any more: fixed (or changed)
+    std::unordered_set<std::string> reported;
+    for (auto& [p, fi] : res.files) reported.insert(fi.project_path);
+    for (auto& e : b->entries)
+      if (reported.count(e.path) && left[e.fingerprint] > 0) {
+        --left[e.fingerprint];
+        ++res.baseline_stale;
+      }
+  }
+
+  // ---- --diff-base ------------------------------------------------------------------------------
+  if (!opts.diff_base.empty()) {
+    std::string err;
+    std::optional<ChangedLines> changes;
+    fs::path probe_dir = cwd;
+    if (!res.files.empty()) probe_dir = fs::path(res.files.begin()->second.abs_path).parent_path();
+    changes = changed_lines_since(opts.diff_base, probe_dir, &err);
+    if (!changes) {
+      res.usage_error = err;
+      return res;
+    }
+    std::vector<Finding> keep;
+    for (auto& f : res.findings) {
+      auto it = res.files.find(f.path);
+      std::string abs = it == res.files.end() ? f.path : it->second.abs_path;
+      std::error_code e2;
+      fs::path canon = fs::weakly_canonical(abs, e2);
+      std::string key = (e2 ? fs::path(abs) : canon).lexically_normal().string();
+      const SourceFile* src = res.source(f.path);
+      bool changed;
+      if (src && src->is_notebook()) changed = changes->any(key);  // JSON lines are not cell lines
+      else {
+        uint32_t first = f.statement.start.line ? f.statement.start.line : f.range.start.line;
+        uint32_t last = f.statement.stop.line ? f.statement.stop.line : f.range.stop.line;
+        changed = changes->touches(key, first, std::max(first, last));
+      }
+      if (changed) keep.push_back(std::move(f));
+      else ++res.outside_diff;
+    }
+    res.findings = std::move(keep);
+  }
+  timing("total", ms_since(t0));
   return res;
 }
 

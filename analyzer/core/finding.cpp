@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <map>
 #include <tuple>
-#include <unordered_map>
 
 namespace tl {
 
@@ -44,24 +43,26 @@ static uint64_t fnv1a(std::string_view s, uint64_t h = 14695981039346656037ull) 
   return h;
 }
 
-void compute_fingerprints(std::vector<Finding>& findings, const std::vector<const SourceFile*>& files) {
-  std::unordered_map<std::string_view, const SourceFile*> by_path;
-  for (auto* f : files) by_path[f->path()] = f;
-  std::map<uint64_t, int> seen;
+std::string fingerprint_key(std::string_view code, std::string_view project_path, std::string_view scope,
+                            std::string_view normalized_statement) {
+  uint64_t h = fnv1a(code);
+  h = fnv1a("\x1f", h);
+  h = fnv1a(project_path, h);
+  h = fnv1a("\x1f", h);
+  h = fnv1a(scope, h);
+  h = fnv1a("\x1f", h);
+  h = fnv1a(normalized_statement, h);
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+void assign_occurrences(std::vector<Finding>& findings) {
+  std::map<std::string, int> seen;
   for (auto& fd : findings) {
-    std::string line;
-    if (auto it = by_path.find(fd.path); it != by_path.end()) {
-      for (char c : it->second->line_text(fd.range.start.line))
-        if (c != ' ' && c != '\t') line.push_back(c);
-    }
-    uint64_t h = fnv1a(fd.code);
+    int occurrence = seen[fd.fingerprint]++;
+    uint64_t h = fnv1a(fd.fingerprint);
     h = fnv1a("\x1f", h);
-    h = fnv1a(fd.path, h);
-    h = fnv1a("\x1f", h);
-    h = fnv1a(fd.scope, h);
-    h = fnv1a("\x1f", h);
-    h = fnv1a(line, h);
-    int occurrence = seen[h]++;
     h = fnv1a(std::to_string(occurrence), h);
     char buf[17];
     std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));

@@ -70,9 +70,13 @@ struct FileMessage {
 // Sort findings by path, position, code; drop exact duplicates.
 void sort_and_dedupe(std::vector<Finding>& findings);
 
-// Fingerprint = hash(code, path, enclosing scope, the flagged line's text with whitespace
-// removed, occurrence index among equal keys). It survives edits that move code up or down,
-// re-indentation and changes elsewhere in the file; it changes when the flagged line changes.
-void compute_fingerprints(std::vector<Finding>& findings, const std::vector<const SourceFile*>& files);
+// Fingerprints (baselines, SARIF partialFingerprints): a finding's identity that survives code
+// moving. fingerprint_key() hashes the rule, the project-relative path, the enclosing function or
+// class and the normalised flagged statement (comments and white space removed);
+// assign_occurrences() then tells equal keys apart by their order (the first such finding in
+// the file is occurrence 0, the next 1...) and writes the final 16-hex-digit fingerprint.
+std::string fingerprint_key(std::string_view code, std::string_view project_path, std::string_view scope,
+                            std::string_view normalized_statement);
+void assign_occurrences(std::vector<Finding>& sorted_findings);
 
 }  // namespace tl

@@ -151,7 +151,16 @@ Plan build_plan(const std::string& script, const LintOptions& opts) {
   plan.script_abs = absolute_path(script);
   fs::path sp(script);
   std::string folder = sp.has_parent_path() ? sp.parent_path().string() : std::string(".");
-  LintResult all = lint_paths({folder, script}, opts);
+  // The script's folder, its project as context, and every finding of the program reported
+  // wherever it lies (the program's modules may be outside the folder).
+  LintOptions o = opts;
+  o.report_context = true;
+  o.baseline = "-";  // a baselined finding still costs time: measure it
+  LintResult all = lint_paths({folder, script}, o);
+  plan.lint.config_errors = all.config_errors;
+  plan.lint.configs = all.configs;
+  plan.lint.root_config = all.root_config;
+  plan.lint.files = all.files;
   plan.lint.messages = all.messages;
   plan.lint.io_error = all.io_error;
   plan.lint.model = all.model;

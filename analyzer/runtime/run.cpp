@@ -123,6 +123,10 @@ int run_command(const RunOptions& opts) {
     std::cerr << "trainlint: internal error while linting " << sc.script << ": " << e.what() << "\n";
     return 2;
   }
+  if (!plan.lint.config_errors.empty()) {
+    for (auto& e : plan.lint.config_errors) std::cerr << "trainlint: error: " << e << "\n";
+    return 2;
+  }
 
   std::string err;
   auto tmp = TempDir::create(&err);
@@ -169,7 +173,14 @@ int run_command(const RunOptions& opts) {
   std::vector<std::string> warnings;
   auto procs = read_records(records.string(), &warnings);
   MeasureOptions mo;
-  mo.threshold_pct = opts.threshold_pct;
+  double threshold_pct = opts.threshold_pct;
+  if (const Config* cfg = plan.lint.root_config) {  // [tool.trainlint.run] of the script's project
+    if (cfg->run.threshold && !opts.threshold_from_cli) threshold_pct = *cfg->run.threshold;
+    if (cfg->run.data_stall) mo.data_stall_pct = *cfg->run.data_stall;
+    if (cfg->run.gc_pauses) mo.gc_pauses_pct = *cfg->run.gc_pauses;
+    if (cfg->run.gpu_idle) mo.gpu_idle_pct = *cfg->run.gpu_idle;
+  }
+  mo.threshold_pct = threshold_pct;
   mo.max_steps = opts.max_steps;
   mo.shim_present = !shim.empty();
   mo.shim_note = shim_note;
@@ -194,7 +205,7 @@ int run_command(const RunOptions& opts) {
   ctx.m = &m;
   ctx.anchor = plan.anchor;
   ctx.command = opts.command;
-  ctx.threshold_pct = opts.threshold_pct;
+  ctx.threshold_pct = threshold_pct;
   std::string report;
   if (opts.format == "json") {
     report = run_json(ctx).dump(2) + "\n";

@@ -16,6 +16,7 @@ struct RunOptions {
   std::string trace;                 // Chrome trace file; empty: none
   int64_t max_steps = 0;
   double threshold_pct = 1.0;
+  bool threshold_from_cli = false;   // else the configuration's [run] threshold, if any
   LintOptions lint;
 };
 

@@ -450,10 +450,14 @@ TEST(CliSelect, UnknownRuleIsAUsageError) {
 
 // ---- exit codes ---------------------------------------------------------------------------------
 
-TEST(CliExit, CleanFileExitsZeroSilently) {
+TEST(CliExit, CleanFileExitsZeroWithOneLineOnStderr) {
   Project p;
   auto r = run_cli("clean.py", p.cwd());
   EXPECT_EQ(r.rc, 0) << r.out;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "no findings in 1 file\n");
+  r = run_cli("-q clean.py", p.cwd());  // quiet for hooks: nothing at all
+  EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err, "");
 }
@@ -636,7 +640,7 @@ TEST(CliBadInput, EmptyFileIsQuietAndClean) {
   auto r = run_cli("__init__.py", d.path.string());
   EXPECT_EQ(r.rc, 0);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.err, "no findings in 1 file\n");
   auto j = parse_json(run_cli("--format json __init__.py", d.path.string()));
   EXPECT_EQ(j["summary"]["files"], 1);
   EXPECT_TRUE(j["messages"].empty());

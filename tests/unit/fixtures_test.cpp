@@ -78,7 +78,7 @@ TEST_P(Fixture, FindsExactlyTheAnnotatedCases) {
   const FixtureCase& fc = GetParam();
   const RuleInfo* rule = find_rule(fc.code);
   ASSERT_NE(rule, nullptr) << "fixture for an unknown rule: " << fc.name;
-  ASSERT_NE(rule->check, nullptr) << "fixture for a rule with no implementation: " << fc.name;
+  ASSERT_TRUE(rule->implemented()) << "fixture for a rule with no implementation: " << fc.name;
   std::vector<std::pair<std::string, std::string>> files;
   std::vector<Annotation> anns;
   fs::path root = fs::path(source_dir());
@@ -89,7 +89,11 @@ TEST_P(Fixture, FindsExactlyTheAnnotatedCases) {
     auto a = parse_annotations(rel, text);
     anns.insert(anns.end(), a.begin(), a.end());
   }
-  LintResult r = lint_texts(files, {fc.code});
+  // TL001 judges suppressions against the findings of the other rules: run them all, keep TL001's
+  LintResult r = lint_texts(files, {fc.code == "TL001" ? std::string("ALL") : fc.code});
+  if (fc.code == "TL001")
+    r.findings.erase(std::remove_if(r.findings.begin(), r.findings.end(), [](const Finding& f) { return f.code != "TL001"; }),
+                     r.findings.end());
   std::set<std::tuple<std::string, uint32_t>> expected, ok, found;
   for (auto& a : anns) {
     if (a.code != fc.code) continue;

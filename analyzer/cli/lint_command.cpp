@@ -1,0 +1,187 @@
+#include "analyzer/cli/lint_command.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <map>
+#include <sstream>
+
+#include "analyzer/core/baseline.h"
+#include "analyzer/python/add_noqa.h"
+#include "analyzer/python/ast.h"
+#include "analyzer/report/report.h"
+
+namespace fs = std::filesystem;
+
+namespace tl::cli {
+namespace {
+
+std::string plural(size_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+void print_messages(const LintResult& res) {
+  for (auto& m : res.messages) {
+    std::cerr << m.path;
+    if (m.where) std::cerr << ":" << m.where->line << ":" << m.where->col;
+    std::cerr << ": " << (m.kind == FileMessage::Kind::Error ? "error" : "warning") << ": " << m.message << "\n";
+  }
+}
+
+bool write_whole_file(const std::string& path, const std::string& text, std::string* err) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);  // in place: keeps mode and owner
+  if (!out || !(out << text) || !out.flush()) {
+    *err = "cannot write " + path;
+    return false;
+  }
+  return true;
+}
+
+int add_noqa(const LintCommand& c, const LintResult& res) {
+  std::map<std::string, std::vector<const Finding*>> by_file;
+  for (auto& f : res.findings) by_file[f.path].push_back(&f);
+  size_t added = 0, files = 0;
+  int rc = res.io_error ? 2 : 0;
+  for (auto& [path, fs_] : by_file) {
+    const py::Module* m = nullptr;
+    for (auto& mm : res.model->modules())
+      if (mm->path == path) m = mm.get();
+    if (!m) continue;
+    if (m->src->is_notebook()) {
+      std::cerr << path << ": warning: --add-noqa does not edit notebooks; " << plural(fs_.size(), "finding", "findings")
+                << " left as they are\n";
+      continue;
+    }
+    auto ne = py::add_noqa_edits(*m, fs_);
+    for (auto& s : ne.skipped) std::cerr << path << ":" << s << ": warning: no suppression comment can go here\n";
+    if (ne.edits.empty()) continue;
+    std::string text = py::apply_edits(m->src->text(), ne.edits);
+    SourceFile after(path, text);
+    auto tree = py::Tree::parse(after);
+    if (tree.errors().size() > m->tree.errors().size()) {
+      std::cerr << path << ": error: adding suppressions would break the file's syntax; left unchanged\n";
+      rc = 2;
+      continue;
+    }
+    std::string err;
+    if (!write_whole_file(path, text, &err)) {
+      std::cerr << "trainlint: error: " << err << "\n";
+      rc = 2;
+      continue;
+    }
+    added += ne.suppressed;
+    ++files;
+  }
+  if (!c.quiet) {
+    if (added)
+      std::cerr << "trainlint: added suppressions for " << plural(added, "finding", "findings") << " in "
+                << plural(files, "file", "files") << "\n";
+    else
+      std::cerr << "trainlint: nothing to suppress in " << plural(res.files_analysed, "file", "files") << "\n";
+  }
+  return rc;
+}
+
+}  // namespace
+
+int run_lint(LintCommand& c) {
+  size_t dashes = std::count(c.paths.begin(), c.paths.end(), std::string("-"));
+  if (dashes > 1) {
+    std::cerr << "trainlint: error: `-` (standard input) can be given once\n";
+    return 2;
+  }
+  if (dashes == 0 && !c.lint.stdin_filename.empty()) {
+    std::cerr << "trainlint: error: --stdin-filename names the code read from `-`, which is not among the paths\n";
+    return 2;
+  }
+  if (dashes) {
+    if (c.add_noqa) {
+      std::cerr << "trainlint: error: --add-noqa edits files; it cannot work on standard input\n";
+      return 2;
+    }
+    c.lint.stdin_text = std::string(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  }
+  if (!c.write_baseline.empty()) {
+    if (!c.lint.diff_base.empty()) {
+      std::cerr << "trainlint: error: --write-baseline records every finding; it cannot be combined with --diff-base\n";
+      return 2;
+    }
+    c.lint.baseline = "-";  // record everything, whatever the configuration's baseline
+  }
+
+  LintResult res;
+  try {
+    res = lint_paths(c.paths, c.lint);
+  } catch (const std::exception& e) {
+    std::cerr << "trainlint: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  if (!res.config_errors.empty()) {
+    for (auto& e : res.config_errors) std::cerr << "trainlint: error: " << e << "\n";
+    return 2;
+  }
+  if (!res.usage_error.empty()) {
+    std::cerr << "trainlint: error: " << res.usage_error << "\n";
+    return 2;
+  }
+
+  if (!c.write_baseline.empty()) {
+    print_messages(res);
+    std::string err;
+    if (!write_baseline(c.write_baseline, baseline_entries(res), &err)) {
+      std::cerr << "trainlint: error: " << err << "\n";
+      return 2;
+    }
+    if (!c.quiet)
+      std::cerr << "trainlint: wrote " << plural(res.findings.size(), "finding", "findings") << " in "
+                << plural(res.files_analysed, "file", "files") << " to " << c.write_baseline << "\n";
+    return res.io_error ? 2 : 0;
+  }
+  if (c.add_noqa) {
+    print_messages(res);
+    return add_noqa(c, res);
+  }
+
+  if (c.format == "json") {
+    report::write_json(std::cout, res);  // file messages are in the document
+  } else {
+    report::TextOptions to;
+    to.color = c.color == "always" || (c.color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
+    to.show_source = !c.quiet;
+    to.show_summary = !c.quiet;
+    report::write_text(std::cout, std::cerr, res, to);
+  }
+  std::cout.flush();
+  if (!c.quiet) {
+    std::string baseline = c.lint.baseline.empty() && res.root_config && res.root_config->baseline
+                               ? *res.root_config->baseline
+                               : c.lint.baseline;
+    if (res.baselined)
+      std::cerr << "trainlint: " << plural(res.baselined, "finding is", "findings are") << " in the baseline "
+                << baseline << " and not reported\n";
+    if (res.baseline_stale)
+      std::cerr << "trainlint: " << plural(res.baseline_stale, "baselined finding is", "baselined findings are")
+                << " gone; `trainlint --write-baseline " << baseline << "` drops "
+                << (res.baseline_stale == 1 ? "it" : "them") << "\n";
+    if (res.outside_diff)
+      std::cerr << "trainlint: " << plural(res.outside_diff, "finding is", "findings are") << " on lines not changed since "
+                << c.lint.diff_base << " and not reported\n";
+    if (res.findings.empty())
+      std::cerr << (res.baselined || res.outside_diff ? "no new findings in " : "no findings in ")
+                << plural(res.files_analysed, "file", "files") << "\n";
+  }
+  if (res.io_error) return 2;
+  std::optional<Severity> threshold;
+  if (!c.fail_on.empty()) threshold = parse_severity(c.fail_on);
+  else if (res.root_config && res.root_config->fail_on) threshold = res.root_config->fail_on;
+  else threshold = Severity::Warning;
+  for (auto& f : res.findings)
+    if (f.severity >= *threshold) return 1;
+  return 0;
+}
+
+}  // namespace tl::cli

@@ -1,0 +1,24 @@
+// `trainlint [OPTIONS] PATH...`: lint, then report, write a baseline, add suppressions or fix.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "analyzer/core/engine.h"
+
+namespace tl::cli {
+
+struct LintCommand {
+  std::vector<std::string> paths;
+  LintOptions lint;
+  std::string format = "text";
+  std::string color = "auto";
+  std::string fail_on;         // empty: the configuration's, else warning
+  bool quiet = false;
+  std::string write_baseline;  // --write-baseline FILE
+  bool add_noqa = false;
+};
+
+// Runs the command; returns the exit status.
+int run_lint(LintCommand& c);
+
+}  // namespace tl::cli
