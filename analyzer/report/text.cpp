@@ -28,7 +28,8 @@ struct Palette {
 std::string location(const std::string& path, LineCol at, const SourceFile* src) {
   if (src && src->is_notebook()) {
     CellLine cl = src->cell_line(at.line);
-    return path + ":cell " + std::to_string(cl.cell) + ":line " + std::to_string(cl.line) + ":" + std::to_string(at.col);
+    return path + ":cell " + std::to_string(cl.cell) + ":line " + std::to_string(cl.line) + ":" +
+           std::to_string(at.col);
   }
   return path + ":" + std::to_string(at.line) + ":" + std::to_string(at.col);
 }
@@ -71,8 +72,8 @@ void write_text(std::ostream& out, std::ostream& err, const LintResult& res, con
   for (auto& f : res.findings) {
     ++counts[f.severity];
     const SourceFile* src = sources.find(f.path);
-    out << pal.bold() << location(f.path, f.range.start, src) << ":" << pal.reset() << " "
-        << pal.sev(f.severity) << severity_name(f.severity) << ":" << pal.reset() << " " << pal.bold() << f.message
+    out << pal.bold() << location(f.path, f.range.start, src) << ":" << pal.reset() << " " << pal.sev(f.severity)
+        << severity_name(f.severity) << ":" << pal.reset() << " " << pal.bold() << f.message
         << " [" << f.code << " " << f.slug << "]" << pal.reset() << "\n";
     if (opts.show_source && src) source_excerpt(out, *src, f.range, pal);
     for (auto& n : f.notes)

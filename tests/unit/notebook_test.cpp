@@ -30,8 +30,10 @@ json metadata(const std::string& lang = "python") {
 
 // A cell of nbformat 4.5; `source` is a string or a list of strings, as in real files.
 json cell(const std::string& type, json source) {
-  json c = {{"cell_type", type}, {"id", "c" + std::to_string(std::hash<std::string>{}(source.dump()) % 100000)},
-            {"metadata", json::object()}, {"source", std::move(source)}};
+  json c = {{"cell_type", type},
+            {"id", "c" + std::to_string(std::hash<std::string>{}(source.dump()) % 100000)},
+            {"metadata", json::object()},
+            {"source", std::move(source)}};
   if (type == "code") {
     c["execution_count"] = nullptr;
     c["outputs"] = json::array();
@@ -66,13 +68,9 @@ std::string failure(const std::string& text) {
   return r.messages[0].message;
 }
 
-std::vector<std::string> text_lines(const SourceFile& src) {
-  std::vector<std::string> out;
-  for (uint32_t l = 1; l <= src.line_count(); ++l) out.emplace_back(src.line_text(l));
-  return out;
+std::string fixture_text(const std::string& name) {
+  return test::read_file(test::source_dir() + "/" + kFixtures + name);
 }
-
-std::string fixture_text(const std::string& name) { return test::read_file(test::source_dir() + "/" + kFixtures + name); }
 
 std::unique_ptr<SourceFile> fixture(const std::string& name) {
   std::vector<FileMessage> messages;
@@ -409,7 +407,8 @@ TEST(NotebookMapping, EveryLineMapsBackToItsCellLine) {
       auto& c = nb["cells"][i];
       if (c["cell_type"] != "code") continue;
       std::string s;
-      if (c["source"].is_string()) s = c["source"];
+      if (c["source"].is_string())
+        s = c["source"];
       else
         for (auto& part : c["source"]) s += part.get<std::string>();
       std::istringstream in(s);
@@ -500,8 +499,10 @@ TEST(NotebookLint, NoqaOnTheCellLineSuppresses) {
   char plain[512], quiet[512];
   std::snprintf(plain, sizeof plain, loop.c_str(), "");
   std::snprintf(quiet, sizeof quiet, loop.c_str(), "  # noqa: TL101");
-  auto noisy = lint_one(read(notebook({markdown("# x"), code("%load_ext autoreload\n"), code(std::string(plain))})).src);
-  auto silent = lint_one(read(notebook({markdown("# x"), code("%load_ext autoreload\n"), code(std::string(quiet))})).src);
+  auto noisy =
+      lint_one(read(notebook({markdown("# x"), code("%load_ext autoreload\n"), code(std::string(plain))})).src);
+  auto silent =
+      lint_one(read(notebook({markdown("# x"), code("%load_ext autoreload\n"), code(std::string(quiet))})).src);
   auto pos = cell_positions(noisy);
   using P = std::tuple<std::string, uint32_t, uint32_t, uint32_t>;
   EXPECT_NE(std::find(pos.begin(), pos.end(), P{"TL101", 3, 6, 5}), pos.end());
@@ -623,8 +624,7 @@ TEST(NotebookReport, PlainFilesJsonHasNoCell) {
 // gets its cell.
 TEST(NotebookReport, NotesFollowTheirOwnFile) {
   std::vector<std::unique_ptr<SourceFile>> files;
-  files.push_back(std::make_unique<SourceFile>("helpers.py",
-                                               "import gc\n\n\ndef tidy():\n    gc.collect()\n"));
+  files.push_back(std::make_unique<SourceFile>("helpers.py", "import gc\n\n\ndef tidy():\n    gc.collect()\n"));
   files.push_back(read(notebook({markdown("# run"), code("from helpers import tidy\n"),
                                  code("for step, batch in enumerate(loader):\n    model(batch).sum().backward()\n"
                                       "    opt.step()\n    tidy()\n")}),
@@ -668,11 +668,11 @@ TEST(NotebookSize, FiftyMegabytesOfImageOutputs) {
     if (c["cell_type"] == "code") c["outputs"] = "@OUTPUTS@";
   std::string skeleton = nb.dump(1);
   std::string blob(500 * 1024, 'A');
-  for (size_t i = 0; i < blob.size(); ++i) blob[i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 7919) % 64];
+  for (size_t i = 0; i < blob.size(); ++i)
+    blob[i] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"[(i * 7919) % 64];
   std::string outputs = "[";
   for (int k = 0; k < 11; ++k)
-    outputs += std::string(k ? "," : "") +
-               "\n    {\"data\": {\"image/png\": \"" + blob +
+    outputs += std::string(k ? "," : "") + "\n    {\"data\": {\"image/png\": \"" + blob +
                "\", \"text/plain\": [\"<Figure size 640x480 with 1 Axes>\"]}, \"metadata\": {}, \"output_type\": "
                "\"display_data\"}";
   outputs += "]";
