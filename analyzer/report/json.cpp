@@ -1,39 +1,64 @@
 #include <map>
 
 #include "analyzer/report/report.h"
+#include "analyzer/report/sources.h"
 
 namespace tl::report {
 namespace {
 
-nlohmann::json range_json(const Range& r) {
-  return {{"start", {{"line", r.start.line}, {"column", r.start.col}}},
-          {"end", {{"line", r.stop.line}, {"column", r.stop.col}}},
+// `src` is the file the range is in when it is a notebook: lines are then the lines inside the
+// cell (the object holding the range says which cell, see with_cell).
+nlohmann::json range_json(const Range& r, const SourceFile* nb) {
+  uint32_t start = nb ? nb->cell_line(r.start.line).line : r.start.line;
+  uint32_t stop = nb ? nb->cell_line(r.stop.line).line : r.stop.line;
+  return {{"start", {{"line", start}, {"column", r.start.col}}},
+          {"end", {{"line", stop}, {"column", r.stop.col}}},
           {"byte_start", r.begin},
           {"byte_end", r.end}};
 }
 
+// The notebook `path` is, or null for a plain file (whose JSON stays exactly as before).
+const SourceFile* notebook(const SourceIndex* sources, const std::string& path) {
+  const SourceFile* src = sources ? sources->find(path) : nullptr;
+  return src && src->is_notebook() ? src : nullptr;
+}
+
+nlohmann::json with_cell(nlohmann::json j, const SourceFile* nb, uint32_t line) {
+  if (nb) j["cell"] = nb->cell_line(line).cell;
+  return j;
+}
+
 }  // namespace
 
-nlohmann::json finding_to_json(const Finding& f) {
+nlohmann::json finding_to_json(const Finding& f, const SourceIndex* sources) {
+  const SourceFile* nb = notebook(sources, f.path);
   nlohmann::json notes = nlohmann::json::array();
-  for (auto& n : f.notes) notes.push_back({{"path", n.path}, {"range", range_json(n.range)}, {"message", n.message}});
+  for (auto& n : f.notes) {
+    const SourceFile* nnb = notebook(sources, n.path);
+    notes.push_back(with_cell({{"path", n.path}, {"range", range_json(n.range, nnb)}, {"message", n.message}}, nnb,
+                              n.range.start.line));
+  }
   nlohmann::json fix = nullptr;
   if (f.fix) {
     nlohmann::json edits = nlohmann::json::array();
-    for (auto& e : f.fix->edits) edits.push_back({{"range", range_json(e.range)}, {"replacement", e.replacement}});
+    for (auto& e : f.fix->edits)
+      edits.push_back(
+          with_cell({{"range", range_json(e.range, nb)}, {"replacement", e.replacement}}, nb, e.range.start.line));
     fix = {{"title", f.fix->title}, {"edits", edits}};
   }
-  return {{"code", f.code},         {"slug", f.slug},   {"severity", severity_name(f.severity)},
-          {"message", f.message},   {"path", f.path},   {"range", range_json(f.range)},
-          {"notes", notes},         {"fix", fix},       {"probe", f.probe},
-          {"fingerprint", f.fingerprint}};
+  return with_cell({{"code", f.code},       {"slug", f.slug},     {"severity", severity_name(f.severity)},
+                    {"message", f.message}, {"path", f.path},     {"range", range_json(f.range, nb)},
+                    {"notes", notes},       {"fix", fix},         {"probe", f.probe},
+                    {"fingerprint", f.fingerprint}},
+                   nb, f.range.start.line);
 }
 
 nlohmann::json to_json(const LintResult& res) {
+  SourceIndex sources(res);
   nlohmann::json findings = nlohmann::json::array();
   std::map<std::string, size_t> by_sev{{"error", 0}, {"warning", 0}, {"info", 0}};
   for (auto& f : res.findings) {
-    findings.push_back(finding_to_json(f));
+    findings.push_back(finding_to_json(f, &sources));
     ++by_sev[std::string(severity_name(f.severity))];
   }
   nlohmann::json messages = nlohmann::json::array();
@@ -42,8 +67,11 @@ nlohmann::json to_json(const LintResult& res) {
                         {"path", m.path},
                         {"message", m.message}};
     if (m.where) {
-      j["line"] = m.where->line;
+      // in an analysed notebook (a syntax error): the cell and the line inside it
+      const SourceFile* nb = notebook(&sources, m.path);
+      j["line"] = nb ? nb->cell_line(m.where->line).line : m.where->line;
       j["column"] = m.where->col;
+      j = with_cell(std::move(j), nb, m.where->line);
     }
     messages.push_back(j);
   }

@@ -20,8 +20,11 @@ struct TextOptions {
 void write_text(std::ostream& out, std::ostream& err, const LintResult& res, const TextOptions& opts);
 
 // The stable JSON document (schema version 1, see docs/json-output.md).
+class SourceIndex;
+
 nlohmann::json to_json(const LintResult& res);
-nlohmann::json finding_to_json(const Finding& f);
+// With `sources`, a finding in a notebook gets its `cell` and lines inside the cell.
+nlohmann::json finding_to_json(const Finding& f, const SourceIndex* sources = nullptr);
 void write_json(std::ostream& out, const LintResult& res);
 
 }  // namespace tl::report

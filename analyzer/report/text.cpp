@@ -2,6 +2,7 @@
 #include <string>
 
 #include "analyzer/report/report.h"
+#include "analyzer/report/sources.h"
 
 namespace tl::report {
 namespace {
@@ -23,17 +24,20 @@ struct Palette {
   const char* green() const { return on ? "\033[1;32m" : ""; }
 };
 
-const SourceFile* find_source(const LintResult& res, const std::string& path) {
-  if (!res.model) return nullptr;
-  for (auto& m : res.model->modules())
-    if (m->path == path) return m->src.get();
-  return nullptr;
+// `path:line:col`, or in a notebook `path:cell C:line L:col` (L the line inside cell C).
+std::string location(const std::string& path, LineCol at, const SourceFile* src) {
+  if (src && src->is_notebook()) {
+    CellLine cl = src->cell_line(at.line);
+    return path + ":cell " + std::to_string(cl.cell) + ":line " + std::to_string(cl.line) + ":" +
+           std::to_string(at.col);
+  }
+  return path + ":" + std::to_string(at.line) + ":" + std::to_string(at.col);
 }
 
 void source_excerpt(std::ostream& out, const SourceFile& src, const Range& r, const Palette& pal) {
   std::string_view line = src.line_text(r.start.line);
   if (line.size() > 400) return;  // minified or generated: no excerpt
-  std::string num = std::to_string(r.start.line);
+  std::string num = std::to_string(src.cell_line(r.start.line).line);  // a notebook shows the cell's line
   std::string pad(num.size(), ' ');
   out << " " << num << " | ";
   for (char c : line) out << (c == '\t' ? ' ' : c);
@@ -55,9 +59,11 @@ void source_excerpt(std::ostream& out, const SourceFile& src, const Range& r, co
 
 void write_text(std::ostream& out, std::ostream& err, const LintResult& res, const TextOptions& opts) {
   Palette pal{opts.color};
+  SourceIndex sources(res);
   for (auto& m : res.messages) {
-    err << pal.bold() << m.path;
-    if (m.where) err << ":" << m.where->line << ":" << m.where->col;
+    // a position in an analysed notebook (a syntax error) is in its code cells; one in a notebook
+    // that could not be read (invalid JSON) is in the .ipynb file itself
+    err << pal.bold() << (m.where ? location(m.path, *m.where, sources.find(m.path)) : m.path);
     err << ":" << pal.reset() << " " << pal.sev(m.kind == FileMessage::Kind::Error ? Severity::Error : Severity::Warning)
         << (m.kind == FileMessage::Kind::Error ? "error" : "warning") << ":" << pal.reset() << " " << m.message
         << "\n";
@@ -65,13 +71,13 @@ void write_text(std::ostream& out, std::ostream& err, const LintResult& res, con
   std::map<Severity, size_t> counts;
   for (auto& f : res.findings) {
     ++counts[f.severity];
-    out << pal.bold() << f.path << ":" << f.range.start.line << ":" << f.range.start.col << ":" << pal.reset() << " "
-        << pal.sev(f.severity) << severity_name(f.severity) << ":" << pal.reset() << " " << pal.bold() << f.message
+    const SourceFile* src = sources.find(f.path);
+    out << pal.bold() << location(f.path, f.range.start, src) << ":" << pal.reset() << " " << pal.sev(f.severity)
+        << severity_name(f.severity) << ":" << pal.reset() << " " << pal.bold() << f.message
         << " [" << f.code << " " << f.slug << "]" << pal.reset() << "\n";
-    if (opts.show_source)
-      if (auto* src = find_source(res, f.path)) source_excerpt(out, *src, f.range, pal);
+    if (opts.show_source && src) source_excerpt(out, *src, f.range, pal);
     for (auto& n : f.notes)
-      out << pal.bold() << n.path << ":" << n.range.start.line << ":" << n.range.start.col << ":" << pal.reset() << " "
+      out << pal.bold() << location(n.path, n.range.start, sources.find(n.path)) << ":" << pal.reset() << " "
           << pal.note() << "note:" << pal.reset() << " " << n.message << "\n";
   }
   if (opts.show_summary && !res.findings.empty()) {
