@@ -18,6 +18,7 @@
 #include "analyzer/core/baseline.h"
 #include "analyzer/core/gitdiff.h"
 #include "analyzer/core/gitignore.h"
+#include "analyzer/core/notebook.h"
 #include "analyzer/core/suppression.h"
 #include "rules/registry.h"
 
@@ -298,6 +299,8 @@ std::vector<std::string> discover_files(const std::vector<std::string>& paths, s
 }
 
 std::unique_ptr<SourceFile> source_from_text(const std::string& path, std::string text, std::vector<FileMessage>& messages) {
+  // a notebook's JSON parser rejects NUL bytes and bad UTF-8 itself, with a position
+  if (is_notebook_path(path)) return read_notebook(path, text, messages);
   if (text.find('\0') != std::string::npos) {
     messages.push_back({FileMessage::Kind::Warning, path, "skipped: binary file (contains NUL bytes)", std::nullopt});
     return nullptr;
@@ -328,6 +331,8 @@ std::unique_ptr<SourceFile> read_source(const std::string& path, size_t max_byte
     io_error = true;
     return nullptr;
   }
+  // notebooks carry their outputs (images as base64): the reader drops them while parsing
+  if (is_notebook_path(path)) max_bytes = std::max<size_t>(max_bytes, size_t(512) << 20);
   if (size > max_bytes) {
     messages.push_back({FileMessage::Kind::Warning, path,
                         "skipped: " + std::to_string(size >> 20) + " MiB is over the " + std::to_string(max_bytes >> 20) +
@@ -734,13 +739,6 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     bool ctx_io = false;
     bool& io = e.target ? io_error : ctx_io;
     std::unique_ptr<SourceFile> src;
-    if (e.kind == FileKind::Notebook) {
-      if (e.target) {
-        msgs.push_back({FileMessage::Kind::Error, e.display, "cannot analyse notebooks yet", std::nullopt});
-        io = true;
-      }
-      continue;
-    }
     if (e.from_stdin) src = source_from_text(e.display, opts.stdin_text.value_or(""), msgs);
     else src = read_source(e.display, opts.max_file_bytes, msgs, io);
     if (!src) continue;
