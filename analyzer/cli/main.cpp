@@ -6,6 +6,9 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 
@@ -97,7 +100,18 @@ int main(int argc, char** argv) {
   app.add_option("--select", select, "Only these rules: codes, slugs or code prefixes (TL1), comma-separated")
       ->allow_extra_args(false);
   app.add_option("--ignore", ignore, "Skip these rules: codes, slugs or code prefixes, comma-separated")->allow_extra_args(false);
-  app.add_option("--format", format, "Output format")->check(CLI::IsMember({"text", "json"}));
+  std::string output_file;
+  bool statistics = false, exit_zero = false;
+  app.add_option("--format", format,
+                 "Output format: text (compiler style), json (docs/json-output.md), sarif (SARIF 2.1.0), github "
+                 "(GitHub Actions annotations), gitlab (GitLab Code Quality report); see docs/output-formats.md")
+      ->check(CLI::IsMember(tl::report::format_names()));
+  app.add_option("-o,--output", output_file,
+                 "Write the --format report to this file; the text report still goes to stdout (print findings and "
+                 "upload SARIF from one run)");
+  app.add_flag("--statistics", statistics,
+               "Print how many findings each rule produced instead of the findings (JSON with --format json)");
+  app.add_flag("--exit-zero", exit_zero, "Exit 0 even when there are findings (still 2 on usage or I/O errors)");
   app.add_option("--fail-on", fail_on, "Exit 1 when a finding has at least this severity")
       ->check(CLI::IsMember({"error", "warning", "info"}));
   app.add_option("-j,--jobs", jobs, "Worker threads (default: all cores)");
@@ -180,6 +194,22 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  auto out_format = *tl::report::parse_format(format);
+  if (statistics && output_file.empty() && out_format != tl::report::Format::Text &&
+      out_format != tl::report::Format::Json) {
+    std::cerr << "trainlint: error: --statistics prints text or JSON; with --format " << format
+              << " give --output FILE for the report\n";
+    return 2;
+  }
+  std::ofstream file;  // --output: opened before linting so that a bad path fails fast
+  if (!output_file.empty()) {
+    file.open(output_file, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "trainlint: error: cannot write " << output_file << ": " << std::strerror(errno) << "\n";
+      return 2;
+    }
+  }
+
   tl::LintOptions opts;
   opts.select = split_commas(select);
   opts.ignore = split_commas(ignore);
@@ -192,17 +222,31 @@ int main(int argc, char** argv) {
     std::cerr << "trainlint: internal error: " << e.what() << "\n";
     return 2;
   }
-  if (format == "json") {
-    tl::report::write_json(std::cout, res);
-  } else {
-    tl::report::TextOptions to;
-    to.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-    to.show_source = !quiet;
-    to.show_summary = !quiet;
-    tl::report::write_text(std::cout, std::cerr, res, to);
+  tl::report::TextOptions to;
+  to.color = color == "always" || (color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
+  to.show_source = !quiet;
+  to.show_summary = !quiet;
+  tl::report::ReportOptions ro;
+  ro.root = std::filesystem::current_path();  // relative paths and SARIF's %SRCROOT%
+  // With --output the chosen format goes to the file and stdout gets the text report.
+  auto stdout_format = output_file.empty() ? out_format : tl::report::Format::Text;
+  if (file.is_open()) {
+    tl::report::TextOptions plain = to;
+    plain.color = false;
+    tl::report::write_report(file, file, out_format, res, plain, ro);
+    file.close();
   }
+  if (!statistics) tl::report::write_report(std::cout, std::cerr, stdout_format, res, to, ro);
+  else if (stdout_format == tl::report::Format::Json)
+    std::cout << tl::report::statistics_to_json(res).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  else tl::report::write_statistics_text(std::cout, res);
   std::cout.flush();
+  if (!output_file.empty() && !file) {
+    std::cerr << "trainlint: error: cannot write " << output_file << "\n";
+    return 2;
+  }
   if (res.io_error) return 2;
+  if (exit_zero) return 0;
   auto threshold = *tl::parse_severity(fail_on);
   for (auto& f : res.findings)
     if (f.severity >= threshold) return 1;
