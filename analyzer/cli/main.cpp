@@ -227,7 +227,8 @@ int main(int argc, char** argv) {
   to.show_source = !quiet;
   to.show_summary = !quiet;
   tl::report::ReportOptions ro;
-  ro.root = std::filesystem::current_path();  // relative paths and SARIF's %SRCROOT%
+  std::error_code cwd_error;
+  ro.root = std::filesystem::current_path(cwd_error);  // relative paths and SARIF's %SRCROOT%
   // With --output the chosen format goes to the file and stdout gets the text report.
   auto stdout_format = output_file.empty() ? out_format : tl::report::Format::Text;
   if (file.is_open()) {
