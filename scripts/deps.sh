@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what trainlint needs to build (and with --runtime-tests, to run the runtime tests on
-# Debian's real PyTorch), from Debian packages, only when missing. The tree-sitter grammar itself
-# is fetched by CMake (npm ci in grammars/), pinned by the lock.
+# Debian's real PyTorch and the SARIF schema check), from Debian packages, only when missing. The
+# tree-sitter grammar itself is fetched by CMake (npm ci in grammars/), pinned by the lock.
 set -euo pipefail
 
 packages=(
@@ -14,6 +14,9 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "${1:-}" = "--runtime-tests" ]; then
   # `trainlint run` end-to-end tests use /usr/bin/python3 with Debian's CPU PyTorch
   packages+=(python3-torch python3-torchvision python3-pil python3-numpy)
+  # SARIF output is validated against the official schema (tests/integration/validate_sarif.py);
+  # rfc3987 lets jsonschema check the URI formats
+  packages+=(python3-jsonschema python3-rfc3987)
 fi
 
 missing=()

@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -86,6 +88,16 @@ int add_noqa(const LintCommand& c, const LintResult& res) {
   return rc;
 }
 
+// The folder relative paths are written against (SARIF's %SRCROOT%, GitLab's paths): the project
+// of the working folder (its repository root, usually), else the working folder.
+fs::path report_root() {
+  std::error_code ec;
+  fs::path cwd = fs::current_path(ec);
+  if (ec) return {};
+  fs::path root = find_project_root(cwd.lexically_normal());
+  return root.empty() ? cwd : root;
+}
+
 }  // namespace
 
 int run_lint(LintCommand& c) {
@@ -111,6 +123,21 @@ int run_lint(LintCommand& c) {
       return 2;
     }
     c.lint.baseline = "-";  // record everything, whatever the configuration's baseline
+  }
+
+  auto out_format = *report::parse_format(c.format);
+  if (c.statistics && c.output.empty() && out_format != report::Format::Text && out_format != report::Format::Json) {
+    std::cerr << "trainlint: error: --statistics prints text or JSON; with --format " << c.format
+              << " give --output FILE for the report\n";
+    return 2;
+  }
+  std::ofstream file;  // --output: opened before linting so that a bad path fails fast
+  if (!c.output.empty()) {
+    file.open(c.output, std::ios::binary | std::ios::trunc);
+    if (!file) {
+      std::cerr << "trainlint: error: cannot write " << c.output << ": " << std::strerror(errno) << "\n";
+      return 2;
+    }
   }
 
   LintResult res;
@@ -146,15 +173,28 @@ int run_lint(LintCommand& c) {
     return add_noqa(c, res);
   }
 
-  if (c.format == "json") {
-    report::write_json(std::cout, res);  // file messages are in the document
-  } else {
-    report::TextOptions to;
-    to.color = c.color == "always" || (c.color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
-    to.show_source = !c.quiet;
-    to.show_summary = !c.quiet;
-    report::write_text(std::cout, std::cerr, res, to);
+  report::TextOptions to;
+  to.color = c.color == "always" || (c.color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
+  to.show_source = !c.quiet;
+  to.show_summary = !c.quiet;
+  report::ReportOptions ro;
+  ro.root = report_root();
+  // With --output the chosen format goes to the file and stdout gets the text report.
+  auto stdout_format = c.output.empty() ? out_format : report::Format::Text;
+  if (file.is_open()) {
+    report::TextOptions plain = to;
+    plain.color = false;
+    report::write_report(file, file, out_format, res, plain, ro);
+    file.close();
+    if (!file) {
+      std::cerr << "trainlint: error: cannot write " << c.output << "\n";
+      return 2;
+    }
   }
+  if (!c.statistics) report::write_report(std::cout, std::cerr, stdout_format, res, to, ro);
+  else if (stdout_format == report::Format::Json)
+    std::cout << report::statistics_to_json(res).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+  else report::write_statistics_text(std::cout, res);
   std::cout.flush();
   if (!c.quiet) {
     std::string baseline = c.lint.baseline.empty() && res.root_config && res.root_config->baseline
@@ -175,6 +215,7 @@ int run_lint(LintCommand& c) {
                 << plural(res.files_analysed, "file", "files") << "\n";
   }
   if (res.io_error) return 2;
+  if (c.exit_zero) return 0;
   std::optional<Severity> threshold;
   if (!c.fail_on.empty()) threshold = parse_severity(c.fail_on);
   else if (res.root_config && res.root_config->fail_on) threshold = res.root_config->fail_on;

@@ -11,6 +11,9 @@ struct LintCommand {
   std::vector<std::string> paths;
   LintOptions lint;
   std::string format = "text";
+  std::string output;          // --output FILE: the format goes there, text to stdout
+  bool statistics = false;
+  bool exit_zero = false;
   std::string color = "auto";
   std::string fail_on;         // empty: the configuration's, else warning
   bool quiet = false;

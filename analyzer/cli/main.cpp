@@ -14,6 +14,7 @@
 
 #include "analyzer/cli/lint_command.h"
 #include "analyzer/core/engine.h"
+#include "analyzer/report/report.h"
 #include "analyzer/runtime/run.h"
 #include "rules/registry.h"
 
@@ -141,8 +142,17 @@ int main(int argc, char** argv) {
       ->group(kFiles);
 
   const char* kOutput = "Output";
-  app.add_option("--format", lc.format, "Output format: text, json")
-      ->check(CLI::IsMember({"text", "json"}))->group(kOutput);
+  app.add_option("--format", lc.format,
+                 "Output format: text (compiler style), json (docs/json-output.md), sarif (SARIF 2.1.0), github "
+                 "(GitHub Actions annotations), gitlab (GitLab Code Quality report); see docs/output-formats.md")
+      ->check(CLI::IsMember(tl::report::format_names()))->group(kOutput);
+  app.add_option("-o,--output", lc.output,
+                 "Write the --format report to this file; the text report still goes to stdout (print findings and "
+                 "upload SARIF from one run)")
+      ->group(kOutput);
+  app.add_flag("--statistics", lc.statistics,
+               "Print how many findings each rule produced instead of the findings (JSON with --format json)")
+      ->group(kOutput);
   app.add_option("--color", lc.color, "Colour the text output: auto, always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}))->group(kOutput);
   app.add_flag("-q,--quiet", lc.quiet, "Print findings only: no source excerpts, no summary lines")->group(kOutput);
@@ -152,6 +162,8 @@ int main(int argc, char** argv) {
                  "Exit 1 when a finding has at least this severity: error, warning, info (default: the "
                  "configuration's `fail-on`, else warning)")
       ->check(CLI::IsMember({"error", "warning", "info"}))->group(kExit);
+  app.add_flag("--exit-zero", lc.exit_zero, "Exit 0 even when there are findings (still 2 on usage or I/O errors)")
+      ->group(kExit);
 
   const char* kCi = "Baselines and CI";
   app.add_option("--baseline", lc.lint.baseline,
