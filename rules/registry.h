@@ -87,13 +87,17 @@ class RuleContext {
   const RuleInfo& rule;
   FactCache& facts;
 
-  void report(py::NodeId node, std::string message, std::vector<Note> notes = {});
+  // Each report returns the finding it added, for the rule to attach a fix (valid until the
+  // next report).
+  Finding& report(py::NodeId node, std::string message, std::vector<Note> notes = {});
   // Program-level rules report at an anchor that may lie in another module of the program.
-  void report_at(const py::Module& m, py::NodeId node, std::string message, std::vector<Note> notes = {});
+  Finding& report_at(const py::Module& m, py::NodeId node, std::string message, std::vector<Note> notes = {});
   // Reports a per-step finding with notes pointing at the step loop and the call chain.
-  void report_per_step(py::NodeId node, std::string message, const py::StepContext& sc);
+  Finding& report_per_step(py::NodeId node, std::string message, const py::StepContext& sc);
   static Note note_at(const py::Module& m, py::NodeId n, std::string message);
   static Range range_of(const py::Module& m, py::NodeId n);
+  // Bytes [begin, end) of `m`'s text, with their line/column positions.
+  static Range range_of(const py::Module& m, uint32_t begin, uint32_t end);
 
  private:
   std::vector<Finding>& out_;

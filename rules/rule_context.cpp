@@ -5,10 +5,12 @@
 
 namespace tl {
 
-Range RuleContext::range_of(const py::Module& m, py::NodeId n) {
+Range RuleContext::range_of(const py::Module& m, py::NodeId n) { return range_of(m, m.tree[n].start, m.tree[n].end); }
+
+Range RuleContext::range_of(const py::Module& m, uint32_t begin, uint32_t end) {
   Range r;
-  r.begin = m.tree[n].start;
-  r.end = m.tree[n].end;
+  r.begin = begin;
+  r.end = end;
   r.start = m.src->line_col(r.begin);
   r.stop = m.src->line_col(r.end);
   return r;
@@ -60,11 +62,11 @@ std::string scope_of(const py::Module& m, py::NodeId n) {
 
 }  // namespace
 
-void RuleContext::report(py::NodeId node, std::string message, std::vector<Note> notes) {
-  report_at(mod, node, std::move(message), std::move(notes));
+Finding& RuleContext::report(py::NodeId node, std::string message, std::vector<Note> notes) {
+  return report_at(mod, node, std::move(message), std::move(notes));
 }
 
-void RuleContext::report_at(const py::Module& m, py::NodeId node, std::string message, std::vector<Note> notes) {
+Finding& RuleContext::report_at(const py::Module& m, py::NodeId node, std::string message, std::vector<Note> notes) {
   Finding f;
   f.code = std::string(rule.code);
   f.slug = std::string(rule.slug);
@@ -81,9 +83,10 @@ void RuleContext::report_at(const py::Module& m, py::NodeId node, std::string me
   f.statement.start = m.src->line_col(sb);
   f.statement.stop = m.src->line_col(se);
   out_.push_back(std::move(f));
+  return out_.back();
 }
 
-void RuleContext::report_per_step(py::NodeId node, std::string message, const py::StepContext& sc) {
+Finding& RuleContext::report_per_step(py::NodeId node, std::string message, const py::StepContext& sc) {
   std::vector<Note> notes;
   if (sc.loop_mod && sc.loop_node != py::kNone) {
     std::string what = sc.desc;
@@ -99,7 +102,7 @@ void RuleContext::report_per_step(py::NodeId node, std::string message, const py
     if (callee.size() > 60) callee = callee.substr(0, 57) + "...";
     notes.push_back(note_at(*cm, c->node, "through this call to `" + callee + "`, made every step"));
   }
-  report(node, std::move(message), std::move(notes));
+  return report(node, std::move(message), std::move(notes));
 }
 
 const RuleInfo* find_rule(std::string_view s) {

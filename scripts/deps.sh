@@ -9,6 +9,7 @@ packages=(
   libtree-sitter-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   googletest libgtest-dev libbenchmark-dev
   hyperfine
+  git patch  # the fix tests apply --diff output with `git apply` and `patch`
 )
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "${1:-}" = "--runtime-tests" ]; then

@@ -13,7 +13,9 @@
 #include <sstream>
 
 #include "analyzer/core/baseline.h"
+#include "analyzer/core/fix.h"
 #include "analyzer/python/add_noqa.h"
+#include "analyzer/python/syntax.h"
 #include "analyzer/python/ast.h"
 #include "analyzer/report/report.h"
 
@@ -85,6 +87,102 @@ int add_noqa(const LintCommand& c, const LintResult& res) {
     else
       std::cerr << "trainlint: nothing to suppress in " << plural(res.files_analysed, "file", "files") << "\n";
   }
+  return rc;
+}
+
+// --fix / --unsafe-fixes / --diff: lint -> apply -> re-lint until stable. `res` is the first
+// lint; on return it holds the last one (the findings that remain). Sets `diff_found` when --diff
+// printed something. Returns non-zero for an error exit.
+int apply_fixes_cli(LintCommand& c, LintResult& res, bool& diff_found, bool& stdin_fixed) {
+  std::vector<SourceText> files;
+  std::map<std::string, std::string> abs_of;
+  size_t notebooks = 0;
+  for (auto& [path, fi] : res.files) {
+    const SourceFile* src = res.source(path);
+    if (!src) continue;
+    if (src->is_notebook()) {
+      ++notebooks;
+      continue;
+    }
+    files.push_back({path, src->text()});
+    abs_of[path] = fi.abs_path;
+  }
+  // the path standard input is linted as
+  std::string stdin_display;
+  if (c.lint.stdin_text) {
+    stdin_display = c.lint.stdin_filename.empty() ? "-" : fs::path(c.lint.stdin_filename).lexically_normal().generic_string();
+    if (stdin_display.rfind("./", 0) == 0) stdin_display = stdin_display.substr(2);
+  }
+  LintResult last;
+  auto lint = [&](const std::vector<SourceText>& texts) {
+    LintOptions o = c.lint;
+    for (auto& t : texts) {
+      if (c.lint.stdin_text && t.path == stdin_display) o.stdin_text = t.text;
+      else o.overlays[abs_of[t.path]] = t.text;
+    }
+    last = lint_paths(c.paths, o);
+    std::vector<Finding> out;
+    for (auto& f : last.findings) {
+      const SourceFile* s = last.source(f.path);
+      if (s && s->is_notebook()) continue;  // offsets are into the joined cells: never written back
+      out.push_back(f);
+    }
+    return out;
+  };
+  FixOptions fo;
+  fo.unsafe = c.unsafe_fixes;
+  fo.syntax_errors = py::count_syntax_errors;
+  FixRunResult run = fix_until_stable(files, lint, fo);
+  int rc = 0;
+  for (auto& r : run.refusals) {
+    std::cerr << r.path << ":" << r.where.line << ":" << r.where.col << ": error: the fix for " << r.code << " ("
+              << r.title << ") was not applied: " << r.reason << "\n";
+    rc = 2;
+  }
+  size_t changed_files = 0;
+  for (auto& f : run.files) {
+    if (!f.changed()) continue;
+    ++changed_files;
+    if (c.diff) {
+      std::cout << unified_diff(f.path, f.original, f.text);
+      diff_found = true;
+    } else if (c.lint.stdin_text && f.path == stdin_display) {
+      std::cout << f.text;  // standard input: the fixed code goes to standard output
+      stdin_fixed = true;
+    } else {
+      std::string err;
+      if (!write_whole_file(f.path, f.text, &err)) {
+        std::cerr << "trainlint: error: " << err << "\n";
+        rc = 2;
+      }
+    }
+  }
+  if (c.lint.stdin_text && !c.diff && !stdin_fixed) {
+    for (auto& f : run.files)
+      if (f.path == stdin_display) {
+        std::cout << f.text;  // unchanged: still echo it, as formatters do
+        stdin_fixed = true;
+      }
+  }
+  size_t unsafe_left = 0, safe_left = 0;
+  for (auto& f : run.remaining)
+    if (f.fix) (f.fix->applicability == Applicability::Unsafe ? unsafe_left : safe_left)++;
+  if (!c.quiet) {
+    std::cerr << "trainlint: " << (c.diff ? "would fix " : "fixed ") << plural(run.applied(), "finding", "findings")
+              << " in " << plural(changed_files, "file", "files");
+    if (!c.diff) std::cerr << " (" << plural(last.findings.size(), "finding", "findings") << " left)";
+    std::cerr << "\n";
+    if (!c.unsafe_fixes && unsafe_left)
+      std::cerr << "trainlint: " << plural(unsafe_left, "more fix is", "more fixes are")
+                << " available with --unsafe-fixes\n";
+    if (!run.converged)
+      std::cerr << "trainlint: warning: fixes kept producing new fixes; stopped after " << kMaxFixRounds << " rounds\n";
+    if (notebooks)
+      std::cerr << "trainlint: " << plural(notebooks, "notebook was", "notebooks were")
+                << " not fixed (--fix does not edit notebooks)\n";
+  }
+  (void)safe_left;
+  res = std::move(last);
   return rc;
 }
 
@@ -172,6 +270,16 @@ int run_lint(LintCommand& c) {
     print_messages(res);
     return add_noqa(c, res);
   }
+  bool diff_found = false, stdin_fixed = false;
+  if (c.fix || c.diff) {
+    int frc = apply_fixes_cli(c, res, diff_found, stdin_fixed);
+    if (!res.config_errors.empty() || !res.usage_error.empty()) return 2;
+    if (c.diff) {
+      print_messages(res);
+      return frc ? frc : (res.io_error ? 2 : diff_found ? 1 : 0);
+    }
+    if (frc) return frc;
+  }
 
   report::TextOptions to;
   to.color = c.color == "always" || (c.color == "auto" && isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR"));
@@ -191,7 +299,9 @@ int run_lint(LintCommand& c) {
       return 2;
     }
   }
-  if (!c.statistics) report::write_report(std::cout, std::cerr, stdout_format, res, to, ro);
+  std::ostream& report_out = stdin_fixed ? std::cerr : std::cout;  // stdout holds the fixed code
+  if (stdin_fixed) to.color = false;
+  if (!c.statistics) report::write_report(report_out, std::cerr, stdout_format, res, to, ro);
   else if (stdout_format == report::Format::Json)
     std::cout << report::statistics_to_json(res).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else report::write_statistics_text(std::cout, res);

@@ -19,6 +19,9 @@ struct LintCommand {
   bool quiet = false;
   std::string write_baseline;  // --write-baseline FILE
   bool add_noqa = false;
+  bool fix = false;            // apply safe fixes
+  bool unsafe_fixes = false;   // and unsafe ones
+  bool diff = false;           // print the fixes as a unified diff instead of writing them
 };
 
 // Runs the command; returns the exit status.

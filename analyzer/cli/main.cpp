@@ -181,6 +181,15 @@ int main(int argc, char** argv) {
       ->group(kCi);
 
   const char* kFix = "Fixes";
+  app.add_flag("--fix", lc.fix, "Apply the safe fixes and report what is left (each rule's doc says its fix safety)")
+      ->group(kFix);
+  app.add_flag("--unsafe-fixes", lc.unsafe_fixes,
+               "Also apply the unsafe fixes (they may change behaviour beyond removing the cost); implies --fix unless "
+               "--diff")
+      ->group(kFix);
+  app.add_flag("--diff", lc.diff,
+               "Print the fixes as a unified diff instead of writing them (exit 1 when there is one)")
+      ->group(kFix);
   app.add_flag("--add-noqa", lc.add_noqa,
                "Add `# trainlint: ignore[CODES]` on the line of every current finding (adopt trainlint on an old code "
                "base in one commit); keeps existing comments, idempotent")
@@ -280,6 +289,15 @@ int main(int argc, char** argv) {
       return 2;
     }
     lc.lint.baseline = "-";
+  }
+  if (lc.unsafe_fixes && !lc.diff) lc.fix = true;
+  if (lc.add_noqa && (lc.fix || lc.diff)) {
+    std::cerr << "trainlint: error: --add-noqa and --fix/--diff do different things: run them one after the other\n";
+    return 2;
+  }
+  if (!lc.write_baseline.empty() && (lc.fix || lc.diff || lc.add_noqa)) {
+    std::cerr << "trainlint: error: --write-baseline records findings; it does not combine with --fix, --diff or --add-noqa\n";
+    return 2;
   }
   if (lc.paths.empty() && !lc.lint.stdin_filename.empty()) lc.paths.push_back("-");
   if (lc.paths.empty()) {

@@ -740,6 +740,8 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     bool& io = e.target ? io_error : ctx_io;
     std::unique_ptr<SourceFile> src;
     if (e.from_stdin) src = source_from_text(e.display, opts.stdin_text.value_or(""), msgs);
+    else if (auto ov = opts.overlays.find(e.abs.string()); ov != opts.overlays.end())
+      src = source_from_text(e.display, ov->second, msgs);
     else src = read_source(e.display, opts.max_file_bytes, msgs, io);
     if (!src) continue;
     if (!displays.insert(src->path()).second) continue;  // two spellings of one file

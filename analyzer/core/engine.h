@@ -37,6 +37,9 @@ struct LintOptions {
   // name a file of a project: the buffer then replaces that file).
   std::optional<std::string> stdin_text;
   std::string stdin_filename;
+  // Texts that replace files on disk (unsaved editor buffers, --fix rounds), by absolute,
+  // lexically normal path.
+  std::map<std::string, std::string> overlays;
   // Only findings not in this baseline (a file written by --write-baseline).
   std::string baseline;
   // Only findings whose statement is on lines changed since this git ref.

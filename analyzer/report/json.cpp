@@ -44,7 +44,9 @@ nlohmann::json finding_to_json(const Finding& f, const SourceIndex* sources) {
     for (auto& e : f.fix->edits)
       edits.push_back(
           with_cell({{"range", range_json(e.range, nb)}, {"replacement", e.replacement}}, nb, e.range.start.line));
-    fix = {{"title", f.fix->title}, {"edits", edits}};
+    fix = {{"title", f.fix->title},
+           {"applicability", std::string(applicability_name(f.fix->applicability))},
+           {"edits", edits}};
   }
   return with_cell({{"code", f.code},       {"slug", f.slug},     {"severity", severity_name(f.severity)},
                     {"message", f.message}, {"path", f.path},     {"range", range_json(f.range, nb)},

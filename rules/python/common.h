@@ -33,9 +33,11 @@ inline bool one_shot_loader(const RuleContext& ctx, const py::Call& c) {
   return nx && nx->qname == "builtins.next";
 }
 
-// Reports `node` when it runs every step; the message gets the step loop in its notes.
-inline void report_if_per_step(RuleContext& ctx, py::NodeId node, const std::string& message) {
-  if (auto sc = ctx.model.runs_every_step(ctx.mod, node)) ctx.report_per_step(node, message, *sc);
+// Reports `node` when it runs every step; the message gets the step loop in its notes. Returns
+// the finding (valid until the next report), or null when the node does not run every step.
+inline Finding* report_if_per_step(RuleContext& ctx, py::NodeId node, const std::string& message) {
+  if (auto sc = ctx.model.runs_every_step(ctx.mod, node)) return &ctx.report_per_step(node, message, *sc);
+  return nullptr;
 }
 
 }  // namespace tl::rules

@@ -1,9 +1,39 @@
 // TL202 dataloader-no-pin-memory: DataLoader without pin_memory=True in a program that trains on
 // an accelerator.
+#include <optional>
+
 #include "rules/python/common.h"
+#include "rules/python/fix_edits.h"
 #include "rules/python/rules.h"
 
 namespace tl::rules {
+
+namespace {
+
+// `pin_memory=True` added, or a literal `False` (keyword or the 8th positional argument) turned
+// into `True`; none when the value comes from a variable or a `**kwargs` dict.
+std::optional<Fix> pin_memory_fix(RuleContext& ctx, const py::Call& c) {
+  const auto& t = ctx.tree;
+  py::NodeId args = t.field(c.node, py::F::Arguments);
+  if (args == py::kNone) return std::nullopt;
+  for (py::NodeId a : t.named_children(args))
+    if (t.is(a, py::K::DictionarySplat) || t.is(a, py::K::ListSplat)) return std::nullopt;
+  Fix fix;
+  fix.title = "Pass `pin_memory=True`";
+  fix.applicability = Applicability::Safe;
+  py::NodeId v = ctx.model.keyword_arg(ctx.mod, c, "pin_memory");
+  if (v == py::kNone) v = ctx.model.positional_arg(ctx.mod, c, 7);
+  if (v != py::kNone) {
+    if (!t.is(v, py::K::False)) return std::nullopt;
+    fix.edits.push_back(replace_node(ctx.mod, v, "True"));
+  } else {
+    fix.edits = add_argument(ctx.mod, c.node, "pin_memory=True");
+  }
+  if (fix.edits.empty()) return std::nullopt;
+  return fix;
+}
+
+}  // namespace
 
 void check_dataloader_no_pin_memory(RuleContext& ctx) {
   if (!ctx.model.programs_use_accelerator(ctx.mod)) return;
@@ -13,8 +43,10 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);
     bool all_false = v.all([&](const py::Literal& l) { return !v.is_truthy_literal(l); }, /*absent_ok=*/true);
     if (!all_false) continue;
-    ctx.report(c.node, "DataLoader without `pin_memory=True` in a program that trains on an accelerator: every "
-                       "host-to-device copy of a batch goes through pageable memory and cannot overlap compute");
+    Finding& f = ctx.report(c.node, "DataLoader without `pin_memory=True` in a program that trains on an accelerator: "
+                                    "every host-to-device copy of a batch goes through pageable memory and cannot "
+                                    "overlap compute");
+    f.fix = pin_memory_fix(ctx, c);
   }
 }
 

@@ -1,5 +1,6 @@
 // TL404 dataparallel-state-dict: torch.save(m.state_dict(), ...) where m is a DataParallel/DDP wrapper.
 #include "rules/python/common.h"
+#include "rules/python/fix_edits.h"
 #include "rules/python/rules.h"
 
 namespace tl::rules {
@@ -21,16 +22,28 @@ void check_dataparallel_state_dict(RuleContext& ctx) {
       if (t.is(x, py::K::Call)) {
         const py::Call* sd = ctx.mod.call_at(x);
         if (sd && sd->method == "state_dict" && sd->receiver != py::kNone) {
-          bool wrapped = false;
+          bool wrapped = false, always = true;  // always: every binding of the name is a wrapper
           std::string which;
           for (auto& o : ctx.model.origins(ctx.mod, sd->receiver, ctx.tree[c.node].start)) {
-            if (o == "torch.nn.DataParallel" || o == "torch.nn.parallel.DataParallel") { wrapped = true; which = "DataParallel"; }
-            if (is_ddp_ctor(o)) { wrapped = true; which = "DistributedDataParallel"; }
+            bool w = false;
+            if (o == "torch.nn.DataParallel" || o == "torch.nn.parallel.DataParallel") { w = true; which = "DataParallel"; }
+            if (is_ddp_ctor(o)) { w = true; which = "DistributedDataParallel"; }
+            wrapped |= w;
+            always &= w;
           }
           if (wrapped) {
             std::string recv(t.text(sd->receiver));
-            ctx.report(c.node, "`" + recv + "` is a " + which + " wrapper: its state_dict keys all start with `module.` "
-                               "and will not load into the bare model; save `" + recv + ".module.state_dict()`");
+            Finding& f = ctx.report(c.node, "`" + recv + "` is a " + which + " wrapper: its state_dict keys all start "
+                                            "with `module.` and will not load into the bare model; save `" + recv +
+                                            ".module.state_dict()`");
+            // Only where the name is always a wrapper: a bare model has no `.module`.
+            if (always && py::dotted_text(t, sd->receiver) == recv) {
+              Fix fix;
+              fix.title = "Save `" + recv + ".module.state_dict()`";
+              fix.applicability = Applicability::Safe;
+              fix.edits.push_back(edit_bytes(ctx.mod, t[sd->receiver].end, t[sd->receiver].end, ".module"));
+              f.fix = std::move(fix);
+            }
             break;
           }
           continue;

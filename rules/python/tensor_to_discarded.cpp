@@ -26,9 +26,10 @@ void check_tensor_to_discarded(RuleContext& ctx) {
       ed.replacement = recv + " = ";
       fix.edits.push_back(ed);
     }
-    ctx.report(e, "`" + recv + "." + std::string(m) + "(...)` returns a new tensor and the result is dropped: `" + recv +
+    Finding& f = ctx.report(e, "`" + recv + "." + std::string(m) + "(...)` returns a new tensor and the result is dropped: `" + recv +
                       "` is unchanged (only `nn.Module.to()` works in place); assign it: `" + recv + " = " + recv + "." +
                       std::string(m) + "(...)`");
+    if (!fix.edits.empty()) f.fix = std::move(fix);
   }
 }
 

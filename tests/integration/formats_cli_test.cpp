@@ -306,9 +306,10 @@ TEST(StatisticsOption, CountsPerRule) {
   auto r = run_cli("--statistics --select TL1,TL2 .", c.cwd());
   EXPECT_EQ(r.rc, 1) << "statistics do not change the exit status";
   EXPECT_EQ(r.out,
-            "1\tTL101\tgc-collect-per-step\n"
-            "1\tTL201\tdataloader-no-workers\n"
-            "1\tTL202\tdataloader-no-pin-memory\n");
+            "1\tTL101\t[ ] gc-collect-per-step\n"
+            "1\tTL201\t[ ] dataloader-no-workers\n"
+            "1\tTL202\t[*] dataloader-no-pin-memory\n")
+      << "[*]: a safe fix is offered (TL202 adds pin_memory=True)";
   auto j = run_cli("--statistics --format json --select TL1,TL2 .", c.cwd());
   json stats = parse(j.out);
   ASSERT_EQ(stats.size(), 3u);
