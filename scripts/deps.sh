@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs what trainlint needs to build (and with --runtime-tests, to run the runtime tests on
-# Debian's real PyTorch), from Debian packages, only when missing. The tree-sitter grammar itself
-# is fetched by CMake (npm ci in grammars/), pinned by the lock.
+# Installs what trainlint needs to build and package (dpkg-dev: `cpack -G DEB` computes Depends
+# with dpkg-shlibdeps), and with --runtime-tests what the tests need (the runtime tests on
+# Debian's real PyTorch), from Debian packages, only when missing.
+# The tree-sitter grammar itself is fetched by CMake (npm ci in grammars/), pinned by the lock.
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,7 @@ packages=(
   libtree-sitter-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   googletest libgtest-dev libbenchmark-dev
   hyperfine
+  dpkg-dev
 )
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "${1:-}" = "--runtime-tests" ]; then
