@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what trainlint needs to build and package (dpkg-dev: `cpack -G DEB` computes Depends
 # with dpkg-shlibdeps), and with --runtime-tests what the tests need (the runtime tests on
-# Debian's real PyTorch), from Debian packages, only when missing.
+# Debian's real PyTorch; pre-commit for the hook test), from Debian packages, only when missing.
 # The tree-sitter grammar itself is fetched by CMake (npm ci in grammars/), pinned by the lock.
 set -euo pipefail
 
@@ -16,6 +16,8 @@ command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "${1:-}" = "--runtime-tests" ]; then
   # `trainlint run` end-to-end tests use /usr/bin/python3 with Debian's CPU PyTorch
   packages+=(python3-torch python3-torchvision python3-pil python3-numpy)
+  # tests/integration/precommit_test.sh drives the real pre-commit; git is what it runs on
+  packages+=(pre-commit git)
 fi
 
 missing=()
