@@ -96,7 +96,7 @@ python_files=$(git ls-files '*.py' | wc -l)
 pre-commit install-hooks -c trainlint.yaml >/dev/null
 pre-commit install-hooks -c true.yaml >/dev/null
 echo "trainlint: $trainlint ($("$trainlint" --version 2>/dev/null || echo unknown version))"
-echo "project: $python_files Python files, $(cat $(git ls-files '*.py') | wc -l) lines; change: $nfiles staged files"
+echo "project: $python_files Python files, $(git ls-files -z '*.py' | xargs -0 cat | wc -l) lines; change: $nfiles staged files"
 echo "---- one run with the trainlint hook ----"
 set +e
 pre-commit run -c trainlint.yaml --files "${files[@]}"
