@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Installs what trainlint needs to build (and with --runtime-tests, to run the runtime tests on
-# Debian's real PyTorch and the SARIF schema check), from Debian packages, only when missing. The
-# tree-sitter grammar itself is fetched by CMake (npm ci in grammars/), pinned by the lock.
+# Installs what trainlint needs to build and package (dpkg-dev: `cpack -G DEB` computes Depends
+# with dpkg-shlibdeps), and with --runtime-tests what the tests need (the runtime tests on
+# Debian's real PyTorch, the SARIF schema check, pre-commit for the hook test), from Debian
+# packages, only when missing. The tree-sitter grammar itself is fetched by CMake (npm ci in
+# grammars/), pinned by the lock.
 set -euo pipefail
 
 packages=(
@@ -9,7 +11,8 @@ packages=(
   libtree-sitter-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   googletest libgtest-dev libbenchmark-dev
   hyperfine
-  git patch  # the fix tests apply --diff output with `git apply` and `patch`
+  dpkg-dev
+  git patch  # --diff-base runs git; the fix tests apply --diff output with `git apply` and `patch`
 )
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "${1:-}" = "--runtime-tests" ]; then
@@ -18,6 +21,8 @@ if [ "${1:-}" = "--runtime-tests" ]; then
   # SARIF output is validated against the official schema (tests/integration/validate_sarif.py);
   # rfc3987 lets jsonschema check the URI formats
   packages+=(python3-jsonschema python3-rfc3987)
+  # tests/integration/precommit_test.sh drives the real pre-commit
+  packages+=(pre-commit)
 fi
 
 missing=()

@@ -39,6 +39,30 @@ TempDir::~TempDir() {
   fs::remove_all(path_, ec);
 }
 
+// Where `cmake --install` puts the shim and the bootstrap, relative to the installed executable's
+// folder (computed from GNUInstallDirs at configure time, cmake/Install.cmake).
+#ifndef TRAINLINT_INSTALL_SHIM_DIR
+#define TRAINLINT_INSTALL_SHIM_DIR ""
+#endif
+#ifndef TRAINLINT_INSTALL_BOOT_DIR
+#define TRAINLINT_INSTALL_BOOT_DIR ""
+#endif
+
+namespace {
+
+// The folder of the running executable, or empty with `note` set.
+fs::path exe_dir(std::string* note) {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    if (note) *note = "cannot find the trainlint executable (/proc/self/exe) to look for libtrainlint_shim.so beside it";
+    return {};
+  }
+  return exe.parent_path();
+}
+
+}  // namespace
+
 std::string find_shim(std::string* note) {
   if (const char* p = std::getenv("TRAINLINT_SHIM_PATH"); p && *p) {
     std::error_code ec;
@@ -46,15 +70,29 @@ std::string find_shim(std::string* note) {
     if (note) *note = std::string("TRAINLINT_SHIM_PATH names ") + p + ", which does not exist";
     return "";
   }
+  fs::path dir = exe_dir(note);
+  if (dir.empty()) return "";
   std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) {
-    if (note) *note = "cannot find the trainlint executable (/proc/self/exe) to look for libtrainlint_shim.so beside it";
-    return "";
-  }
-  fs::path shim = exe.parent_path() / "libtrainlint_shim.so";
+  fs::path shim = dir / "libtrainlint_shim.so";  // the build tree
   if (fs::is_regular_file(shim, ec)) return shim.string();
-  if (note) *note = "libtrainlint_shim.so was not found next to " + exe.string() + " (set TRAINLINT_SHIM_PATH)";
+  std::string looked = shim.string();
+  if (*TRAINLINT_INSTALL_SHIM_DIR) {
+    fs::path installed = (dir / TRAINLINT_INSTALL_SHIM_DIR / "libtrainlint_shim.so").lexically_normal();
+    if (fs::is_regular_file(installed, ec)) return installed.string();
+    looked += " or " + installed.string();
+  }
+  if (note) *note = "libtrainlint_shim.so was not found at " + looked + " (set TRAINLINT_SHIM_PATH)";
+  return "";
+}
+
+std::string find_installed_bootstrap() {
+  if (!*TRAINLINT_INSTALL_BOOT_DIR) return "";
+  fs::path dir = exe_dir(nullptr);
+  if (dir.empty()) return "";
+  fs::path boot = (dir / TRAINLINT_INSTALL_BOOT_DIR).lexically_normal();
+  std::error_code ec;
+  if (fs::is_regular_file(boot / "sitecustomize.py", ec) && fs::is_regular_file(boot / "__init__.py", ec))
+    return boot.string();
   return "";
 }
 

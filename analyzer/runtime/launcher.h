@@ -26,8 +26,14 @@ class TempDir {
 };
 
 // libtrainlint_shim.so: $TRAINLINT_SHIM_PATH when set, else next to the running executable
-// (/proc/self/exe). Empty when absent, with `note` saying where it looked.
+// (/proc/self/exe: the build tree), else where `cmake --install` puts it relative to the
+// executable (bin/../lib/trainlint). Empty when absent, with `note` saying where it looked.
 std::string find_shim(std::string* note);
+
+// The installed bootstrap package folder (bin/../share/trainlint/trainlint_boot, holding
+// __init__.py and sitecustomize.py), usable as a PYTHONPATH entry as it is; empty when this
+// trainlint is not an installed one (then the embedded copy is written out instead).
+std::string find_installed_bootstrap();
 
 // The current environment with `changes` applied (a nullopt value removes the variable), as
 // "NAME=value" strings for execve.

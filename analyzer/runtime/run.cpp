@@ -137,12 +137,19 @@ int run_command(const RunOptions& opts) {
   fs::path root(tmp->path());
   fs::path boot = root / "boot", records = root / "records", plan_path = root / "plan.json";
   std::error_code ec;
-  fs::create_directories(boot, ec);
   fs::create_directories(records, ec);
-  bool bootstrap = write_bootstrap(boot, &err);
-  if (!err.empty()) {
-    std::cerr << "trainlint: error: " << err << "\n";
-    return 2;
+  // An installed trainlint uses its installed bootstrap folder; a build tree writes the
+  // embedded copy into the run's folder.
+  bool bootstrap = true;
+  if (std::string installed = find_installed_bootstrap(); !installed.empty()) {
+    boot = installed;
+  } else {
+    fs::create_directories(boot, ec);
+    bootstrap = write_bootstrap(boot, &err);
+    if (!err.empty()) {
+      std::cerr << "trainlint: error: " << err << "\n";
+      return 2;
+    }
   }
   if (!write_text_file(plan_path, plan_json(plan.sites, opts.max_steps, plan.step_marker).dump(1) + "\n", &err)) {
     std::cerr << "trainlint: error: " << err << "\n";
