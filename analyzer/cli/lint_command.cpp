@@ -47,7 +47,8 @@ bool write_whole_file(const std::string& path, const std::string& text, std::str
 
 int add_noqa(const LintCommand& c, const LintResult& res) {
   std::map<std::string, std::vector<const Finding*>> by_file;
-  for (auto& f : res.findings) by_file[f.path].push_back(&f);
+  for (auto& f : res.findings)
+    if (f.code != "TL001") by_file[f.path].push_back(&f);  // a stale suppression is fixed, not suppressed
   size_t added = 0, files = 0;
   int rc = res.io_error ? 2 : 0;
   for (auto& [path, fs_] : by_file) {

@@ -147,11 +147,12 @@ class Reader {
       } else if (name == "per-file-ignores") {
         const toml::table* pt = v.as_table();
         if (!pt) fail(v.source(), key_name(name) + " must be a table of glob = [codes], e.g. \"tests/**\" = [\"TL1\"]; found " + type_name(v));
+        Reader sub(file_, table_.empty() ? "per-file-ignores" : table_ + ".per-file-ignores", known_, canon_);
         for (auto&& [gk, gv] : *pt) {
           PerFileIgnore p;
           p.pattern = std::string(gk.str());
           p.glob = GlobSet({p.pattern});
-          p.selectors = selectors(gk, gv);
+          p.selectors = sub.selectors(gk, gv);
           c.per_file_ignores.push_back(std::move(p));
         }
       } else if (name == "severity") {
