@@ -1320,3 +1320,46 @@ TEST(RuntimeLauncher, SigintReachesAProgramThatLivesInGcCollect) {
     EXPECT_EQ(report.find("GPU: not measured (host-only") != std::string::npos, host_only) << report;
   }
 }
+
+// `[tool.trainlint.run]` of the script's project sets the thresholds; the command line's
+// --threshold wins; the configuration's rule selection applies; a broken configuration stops the
+// run before the program starts.
+TEST(RuntimeEndToEnd, ConfigurationSetsThresholdsAndRules) {
+  if (!bootstrap_built_in()) GTEST_SKIP() << "the bootstrap (shim/python) was not in the tree at build time";
+  TempDir d;
+  write_file(d.path / "train.py",
+             "import gc\nimport torch\n\n"
+             "def main():\n"
+             "    model = torch.nn.Linear(8, 1)\n"
+             "    opt = torch.optim.SGD(model.parameters(), lr=0.1)\n"
+             "    for i in range(8):\n"
+             "        loss = model(torch.randn(32, 8)).pow(2).mean()\n"
+             "        opt.zero_grad()\n"
+             "        loss.backward()\n"
+             "        opt.step()\n"
+             "        gc.collect()\n"
+             "        print('step', i, loss.item())\n\n"
+             "main()\n");
+  write_file(d.path / "pyproject.toml",
+             "[project]\nname = \"t\"\n\n[tool.trainlint]\nignore = [\"TL106\"]\n\n"
+             "[tool.trainlint.run]\nthreshold = 100\ngc-pauses = 100\n");
+  Proc r = run_tl("run --max-steps 4 --format json --output a.json -- /usr/bin/python3 train.py", d.path.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json a = json::parse(read_file(d.path / "a.json"));
+  EXPECT_EQ(a["run"]["threshold_pct"], 100.0);
+  const json* gc = finding(a, "TL101");
+  ASSERT_NE(gc, nullptr);
+  EXPECT_EQ((*gc)["runtime"]["verdict"], "negligible") << "nothing costs 100 % of a step";
+  EXPECT_EQ(finding(a, "TL106"), nullptr) << "ignored by the configuration";
+  EXPECT_EQ(finding(a, "TL902"), nullptr) << "gc-pauses = 100: automatic GC never reaches it";
+  r = run_tl("run --threshold 0 --max-steps 4 --format json --output b.json -- /usr/bin/python3 train.py", d.path.string());
+  ASSERT_EQ(r.rc, 0) << r.err;
+  json b = json::parse(read_file(d.path / "b.json"));
+  EXPECT_EQ(b["run"]["threshold_pct"], 0.0);
+  EXPECT_EQ((*finding(b, "TL101"))["runtime"]["verdict"], "confirmed");
+  write_file(d.path / "pyproject.toml", "[tool.trainlint.run]\nthreshhold = 2\n");
+  r = run_tl("run -- /usr/bin/python3 train.py", d.path.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.out, "") << "the program did not run";
+  EXPECT_NE(r.err.find("pyproject.toml:2: unknown key 'threshhold' in [tool.trainlint.run]"), std::string::npos) << r.err;
+}
