@@ -717,3 +717,17 @@ TEST(FixCli, StandardInputPrintsTheFixedCode) {
   EXPECT_TRUE(contains(r.err, "fixed 1 finding in 1 file")) << r.err;
   EXPECT_EQ(read_file(p.root() / "train.py"), kTrain) << "the file on disk is not touched";
 }
+
+TEST(FixCli, StaleSuppressionsAreRemovedByTheirFix) {
+  DetectionProject p;
+  std::string fit = kFit;
+  fit.replace(fit.find("        gc.collect()\n"), 21, "        gc.collect()  # noqa: TL101, TL105, E501\n");
+  fit.replace(fit.find("        optimizer.zero_grad()\n"), 30, "        optimizer.zero_grad()  # trainlint: ignore[TL503]\n");
+  write_file(p.root() / "utils/utils_fit.py", fit);
+  auto r = run_cli("--extend-select TL001 --fix utils/utils_fit.py", p.cwd());
+  std::string after = read_file(p.root() / "utils/utils_fit.py");
+  EXPECT_TRUE(contains(after, "        gc.collect()  # noqa: TL101, E501\n")) << after;
+  EXPECT_TRUE(contains(after, "        optimizer.zero_grad()\n")) << after;
+  EXPECT_TRUE(contains(r.err, "fixed 2 findings in 1 file")) << r.err;
+  EXPECT_FALSE(contains(r.out, "TL001")) << r.out;
+}
