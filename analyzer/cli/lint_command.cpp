@@ -49,7 +49,7 @@ int add_noqa(const LintCommand& c, const LintResult& res) {
   std::map<std::string, std::vector<const Finding*>> by_file;
   for (auto& f : res.findings)
     if (f.code != "TL001") by_file[f.path].push_back(&f);  // a stale suppression is fixed, not suppressed
-  size_t added = 0, files = 0;
+  size_t added = 0, files = 0, left = 0;
   int rc = res.io_error ? 2 : 0;
   for (auto& [path, fs_] : by_file) {
     const py::Module* m = nullptr;
@@ -59,10 +59,12 @@ int add_noqa(const LintCommand& c, const LintResult& res) {
     if (m->src->is_notebook()) {
       std::cerr << path << ": warning: --add-noqa does not edit notebooks; " << plural(fs_.size(), "finding", "findings")
                 << " left as they are\n";
+      left += fs_.size();
       continue;
     }
     auto ne = py::add_noqa_edits(*m, fs_);
     for (auto& s : ne.skipped) std::cerr << path << ":" << s << ": warning: no suppression comment can go here\n";
+    left += ne.skipped.size();
     if (ne.edits.empty()) continue;
     std::string text = py::apply_edits(m->src->text(), ne.edits);
     SourceFile after(path, text);
@@ -85,8 +87,10 @@ int add_noqa(const LintCommand& c, const LintResult& res) {
     if (added)
       std::cerr << "trainlint: added suppressions for " << plural(added, "finding", "findings") << " in "
                 << plural(files, "file", "files") << "\n";
-    else
+    else if (!left)
       std::cerr << "trainlint: nothing to suppress in " << plural(res.files_analysed, "file", "files") << "\n";
+    if (left)
+      std::cerr << "trainlint: " << plural(left, "finding was", "findings were") << " not suppressed (see above)\n";
   }
   return rc;
 }
@@ -247,7 +251,10 @@ int run_lint(LintCommand& c) {
     return 2;
   }
   if (!res.config_errors.empty()) {
-    for (auto& e : res.config_errors) std::cerr << "trainlint: error: " << e << "\n";
+    for (auto& e : res.config_errors) {
+      std::stringstream lines(e);
+      for (std::string line; std::getline(lines, line);) std::cerr << "trainlint: error: " << line << "\n";
+    }
     return 2;
   }
   if (!res.usage_error.empty()) {

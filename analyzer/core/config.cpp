@@ -77,6 +77,7 @@ std::string did_you_mean(std::string_view key, std::initializer_list<std::string
 
 struct ConfigError {
   std::string message;
+  uint32_t line = 0;
 };
 
 class Reader {
@@ -85,7 +86,7 @@ class Reader {
       : file_(std::move(file)), table_(std::move(table)), known_(known), canon_(canon) {}
 
   [[noreturn]] void fail(const toml::source_region& where, const std::string& msg) const {
-    throw ConfigError{file_ + ":" + std::to_string(where.begin.line) + ": " + msg};
+    throw ConfigError{file_ + ":" + std::to_string(where.begin.line) + ": " + msg, where.begin.line};
   }
   std::string key_name(std::string_view k) const { return table_.empty() ? "'" + std::string(k) + "'" : "'" + std::string(k) + "' in [" + table_ + "]"; }
 
@@ -130,8 +131,25 @@ class Reader {
     }
   }
 
+  // Reads every key; every mistake is collected (in file order) rather than only the first.
   void read(const toml::table& t, Config& c) const {
+    std::vector<ConfigError> errors;
     for (auto&& [k, v] : t) {
+      try {
+        read_key(k, v, c);
+      } catch (ConfigError& e) {
+        errors.push_back(std::move(e));
+      }
+    }
+    if (errors.empty()) return;
+    std::stable_sort(errors.begin(), errors.end(), [](auto& a, auto& b) { return a.line < b.line; });
+    ConfigError all;
+    for (auto& e : errors) all.message += (all.message.empty() ? "" : "\n") + e.message;
+    throw all;
+  }
+
+  void read_key(const toml::key& k, const toml::node& v, Config& c) const {
+    {
       std::string_view name = k.str();
       if (name == "select") c.select = selectors(k, v);
       else if (name == "ignore") c.ignore = selectors(k, v);
@@ -283,7 +301,9 @@ const Config* ConfigSet::find(const fs::path& dir) {
       break;
     }
     if (!err.empty()) {
-      if (std::find(errors_.begin(), errors_.end(), err) == errors_.end()) errors_.push_back(err);
+      std::stringstream lines(err);
+      for (std::string line; std::getline(lines, line);)
+        if (std::find(errors_.begin(), errors_.end(), line) == errors_.end()) errors_.push_back(line);
       found = defaults_.get();  // the run fails on errors(); go on so that every bad file is named
       break;
     }

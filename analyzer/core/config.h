@@ -63,7 +63,8 @@ using RuleCanon = std::function<std::string(std::string_view)>;
 
 // Reads one configuration file. Returns nullopt and leaves `error` empty for a pyproject.toml
 // with no [tool.trainlint] table; nullopt with `error` = "FILE:LINE: message" when the file is
-// invalid (bad TOML, an unknown key, a wrong type, an unknown rule code).
+// invalid (bad TOML, an unknown key, a wrong type, an unknown rule code): one line per mistake, in
+// file order.
 std::optional<Config> load_config_file(const std::filesystem::path& file, const SelectorCheck& known,
                                        const RuleCanon& canon, std::string* error);
 

@@ -367,14 +367,21 @@ bool rule_enabled_for(const LintOptions& opts, const Config& c, std::string_view
     return false;
   };
   bool on;
-  if (!opts.select.empty()) on = any(opts.select);
-  else if (c.select) on = any(*c.select);
-  else {
-    const RuleInfo* r = find_rule(code);
-    on = !(r && r->off_by_default);
+  if (!opts.select.empty()) {
+    // --select on the command line is the whole choice: the configuration's select, extend-select
+    // and ignore step aside (as ruff does), so that `--select TL106` shows TL106 even where the
+    // configuration ignores it; per-file-ignores still apply
+    on = any(opts.select) || any(opts.extend_select);
+    if (any(opts.ignore)) on = false;
+  } else {
+    if (c.select) on = any(*c.select);
+    else {
+      const RuleInfo* r = find_rule(code);
+      on = !(r && r->off_by_default);
+    }
+    if (any(c.extend_select) || any(opts.extend_select)) on = true;
+    if (any(c.ignore) || any(opts.ignore)) on = false;
   }
-  if (any(c.extend_select) || any(opts.extend_select)) on = true;
-  if (any(c.ignore) || any(opts.ignore)) on = false;
   if (on && !rel.empty())
     for (auto& p : c.per_file_ignores)
       if (any(p.selectors) && p.glob.matches(rel, false)) return false;
@@ -733,6 +740,7 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
   std::vector<bool> target;
   std::vector<FileInfo> infos;
   std::unordered_set<std::string> displays;
+  GitIgnore repo_of;  // for repository roots
   for (auto& e : entries) {
     std::vector<FileMessage> ctx_messages;
     std::vector<FileMessage>& msgs = e.target ? messages : ctx_messages;
@@ -749,12 +757,12 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     fi.abs_path = e.abs.string();
     fs::path root = e.display == "-" ? fs::path() : project_root(e.abs.parent_path());
     fi.project_root = root.string();
-    if (!root.empty()) {
-      fs::path rel = e.abs.lexically_relative(root);
-      fi.project_path = rel.generic_string();
-    } else {
-      fi.project_path = e.display;
-    }
+    // Fingerprints and baselines name files relative to the repository they are committed in
+    // (a .trainlint.toml added to a subfolder must not change them), else to the project.
+    fs::path anchor = e.display == "-" ? fs::path() : repo_of.repo_root(e.abs.parent_path());
+    if (anchor.empty()) anchor = root;
+    if (!anchor.empty()) fi.project_path = e.abs.lexically_relative(anchor).generic_string();
+    else fi.project_path = e.display;
     fi.config = &cs->for_dir(e.abs.parent_path());
     sources.push_back(std::move(src));
     target.push_back(e.target);
@@ -768,6 +776,10 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
 
   // the configuration holding global settings (fail-on, baseline, run thresholds)
   const Config* root_cfg = root_config_for(*cs, entries);
+  if (!cs->errors().empty()) {  // the working folder's configuration may be the broken one
+    early.config_errors = cs->errors();
+    return early;
+  }
   LintResult res = analyse(std::move(sources), std::move(target), std::move(infos), opts, cs);
   messages.insert(messages.end(), res.messages.begin(), res.messages.end());
   res.messages = std::move(messages);

@@ -50,7 +50,9 @@ struct LintOptions {
 struct FileInfo {
   std::string abs_path;
   std::string project_root;  // empty when the file is in no project
-  std::string project_path;  // relative to the project root ('/'-separated); else the path
+  // relative to the git repository's root, else to the project root ('/'-separated), else the
+  // path as shown: what fingerprints and baselines name the file by
+  std::string project_path;
   const Config* config = nullptr;
 };
 

@@ -18,10 +18,12 @@ namespace tl {
 
 bool ChangedLines::touches(const std::string& abs, uint32_t first, uint32_t last) const {
   if (whole_files.count(abs)) return true;
-  auto it = ranges.find(abs);
-  if (it == ranges.end()) return false;
-  for (auto [a, b] : it->second)
-    if (a <= last && first <= b) return true;
+  if (auto it = ranges.find(abs); it != ranges.end())
+    for (auto [a, b] : it->second)
+      if (a <= last && first <= b) return true;
+  if (auto it = deletions.find(abs); it != deletions.end())
+    for (uint32_t c : it->second)
+      if (first <= c && c < last) return true;
   return false;
 }
 
@@ -150,7 +152,7 @@ void parse_unified_zero_diff(const std::string& diff, const fs::path& root, Chan
         while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) d = d * 10 + (line[i++] - '0');
       }
       if (d > 0) out.ranges[current].emplace_back(c, c + d - 1);
-      else out.ranges[current];  // only deletions: the file changed, none of its lines is new
+      else out.deletions[current].push_back(c);  // only deletions, after line c: no line is new
     }
   }
 }

@@ -15,11 +15,16 @@ struct ChangedLines {
   // absolute path -> changed line ranges of the current file, [first, last], 1-based
   std::unordered_map<std::string, std::vector<std::pair<uint32_t, uint32_t>>> ranges;
   std::unordered_set<std::string> whole_files;  // untracked files
+  // absolute path -> lines after which lines were only deleted (`@@ -a,b +c,0 @@`: after line c)
+  std::unordered_map<std::string, std::vector<uint32_t>> deletions;
 
-  // Do lines [first, last] of `abs` intersect a change?
+  // Do lines [first, last] of `abs` intersect a change: a new or changed line among them, or lines
+  // deleted between two of them (deleting `num_workers=4,` inside a multi-line call changes it)?
   bool touches(const std::string& abs, uint32_t first, uint32_t last) const;
   // Is anything in `abs` changed?
-  bool any(const std::string& abs) const { return whole_files.count(abs) || ranges.count(abs); }
+  bool any(const std::string& abs) const {
+    return whole_files.count(abs) || ranges.count(abs) || deletions.count(abs);
+  }
 };
 
 // The changes since `ref` in the git repository holding `dir`. nullopt with `error` outside a

@@ -61,9 +61,10 @@ bool parse_python_directive(std::string_view text, size_t h, uint32_t base, Supp
         size_t w = k;
         while (w < text.size() && (text[w] == ' ' || text[w] == ',' || text[w] == '\t')) ++w;
         size_t we = w;
-        while (we < text.size() && std::isalnum(static_cast<unsigned char>(text[we]))) ++we;
+        while (we < text.size() && (std::isalnum(static_cast<unsigned char>(text[we])) || text[we] == '-')) ++we;
         std::string_view word = text.substr(w, we - w);
-        if (word.empty() || !looks_like_code(word)) break;
+        // a code (E501, TL101) or one of our slugs (gc-collect-per-step); anything else ends the list
+        if (word.empty() || (!looks_like_code(word) && canon(word).empty())) break;
         add_code(s, word, base + static_cast<uint32_t>(w), canon, false);
         end = we;
         k = we;

@@ -124,7 +124,10 @@ int run_command(const RunOptions& opts) {
     return 2;
   }
   if (!plan.lint.config_errors.empty()) {
-    for (auto& e : plan.lint.config_errors) std::cerr << "trainlint: error: " << e << "\n";
+    for (auto& e : plan.lint.config_errors) {
+      std::stringstream lines(e);
+      for (std::string line; std::getline(lines, line);) std::cerr << "trainlint: error: " << line << "\n";
+    }
     return 2;
   }
 
@@ -194,9 +197,14 @@ int run_command(const RunOptions& opts) {
   mo.bootstrap_present = bootstrap;
   mo.exit_code = lr.exit_code;
   mo.term_signal = lr.term_signal;
-  mo.tl901 = rule_enabled(opts.lint, "TL901", "data-stall");
-  mo.tl902 = rule_enabled(opts.lint, "TL902", "gc-pauses");
-  mo.tl903 = rule_enabled(opts.lint, "TL903", "gpu-idle");
+  // the runtime-only rules follow the command line and the configuration of the script's project
+  auto runtime_rule_on = [&](const char* code, const char* slug) {
+    return plan.lint.root_config ? rule_enabled_for(opts.lint, *plan.lint.root_config, "", code, slug)
+                                 : rule_enabled(opts.lint, code, slug);
+  };
+  mo.tl901 = runtime_rule_on("TL901", "data-stall");
+  mo.tl902 = runtime_rule_on("TL902", "gc-pauses");
+  mo.tl903 = runtime_rule_on("TL903", "gpu-idle");
   Measurement m = measure(plan.sites, procs, mo);
   for (auto& w : warnings) m.run.notes.push_back(w);
   if (plan.step_marker == "backward" && m.run.steps > 0)

@@ -379,10 +379,13 @@ TL101 = "error"
     if (f["code"] == "TL101") EXPECT_EQ(f["severity"], "error");
   EXPECT_EQ(r.rc, 1) << "fail-on error, and TL101 is an error here";
   EXPECT_EQ(j["summary"]["files"], 6) << "tools/ is excluded";
-  // the command line overrides select and adds to ignore
+  // --select on the command line is the whole choice: the configuration's ignore steps aside
   r = run_cli("--format json --select TL1 --ignore TL101 .", p.cwd());
-  EXPECT_TRUE(where(parse(r.out)).empty());
-  EXPECT_EQ(r.rc, 0);
+  EXPECT_EQ(where(parse(r.out)), (std::set<std::string>{"utils/utils_fit.py:18 TL105"}));
+  EXPECT_EQ(r.rc, 0) << "fail-on error still comes from the configuration";
+  // --ignore adds to the configuration's ignore
+  r = run_cli("--format json --ignore TL101 .", p.cwd());
+  EXPECT_EQ(where(parse(r.out)), (std::set<std::string>{"utils/utils_fit.py:16 TL501", "utils/utils_fit.py:16 TL502"}));
   // --isolated: no configuration at all
   r = run_cli("--format json --isolated .", p.cwd());
   EXPECT_TRUE(where(parse(r.out)).count("utils/utils_fit.py:18 TL105"));
@@ -440,6 +443,19 @@ TEST(Configuration, MistakesAreExit2WithFileAndLine) {
   r = run_cli("--config missing.toml train.py", p.cwd());
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(contains(r.err, "--config missing.toml: no such file")) << r.err;
+  // every mistake of a file, in file order; a broken configuration of the working folder counts
+  // even when it governs none of the files linted
+  fs::remove(p.root() / ".trainlint.toml");
+  write_file(p.root() / "sub/pyproject.toml", "[tool.trainlint]\nselect = \"TL1\"\nfail-on = \"eror\"\n\n[tool.trainlint.run]\ntreshold = 2\n");
+  r = run_cli("../train.py", (p.root() / "sub").string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err,
+            "trainlint: error: pyproject.toml:2: 'select' in [tool.trainlint] must be a list of rule codes, slugs or code "
+            "prefixes, e.g. select = [\"TL1\", \"TL201\"]; found a string\n"
+            "trainlint: error: pyproject.toml:3: 'fail-on' in [tool.trainlint] must be \"error\", \"warning\" or \"info\", "
+            "not \"eror\"\n"
+            "trainlint: error: pyproject.toml:6: unknown key 'treshold' in [tool.trainlint.run] (did you mean "
+            "'threshold'?); known: threshold, data-stall, gc-pauses, gpu-idle\n");
 }
 
 // ---- 2. suppressions ----------------------------------------------------------------------------
@@ -447,7 +463,7 @@ TEST(Configuration, MistakesAreExit2WithFileAndLine) {
 TEST(Suppressions, CommentsOnTheFlaggedLinesAndFile) {
   DetectionProject p;
   std::string fit = kFit;
-  fit.replace(fit.find("        gc.collect()\n"), 21, "        gc.collect()  # NOQA: tl101\n");
+  fit.replace(fit.find("        gc.collect()\n"), 21, "        gc.collect()  # NOQA: gc-collect-per-step\n");
   fit.replace(fit.find("        loss += loss_value.item()\n"), 34,
               "        loss += loss_value.item()  # trainlint: ignore[host-sync-per-step]\n");
   fit = "# trainlint: ignore-file[TL501]\n" + fit;
@@ -549,6 +565,12 @@ TEST(Baseline, WrittenSortedAndStable) {
   fs::create_directories(p.root() / "sub");
   r = run_cli("--write-baseline ../again.json ..", (p.root() / "sub").string());
   EXPECT_EQ(read_file(p.root() / "again.json"), first);
+  // a configuration added to a subfolder makes it a project of its own, but files keep their
+  // names in the repository: the same baseline
+  write_file(p.root() / "utils/.trainlint.toml", "extend-select = [\"TL001\"]\n");
+  r = run_cli("--write-baseline again.json .", p.cwd());
+  EXPECT_EQ(read_file(p.root() / "again.json"), first);
+  fs::remove(p.root() / "utils/.trainlint.toml");
   // with the baseline nothing is new
   r = run_cli("--baseline trainlint-baseline.json .", p.cwd());
   EXPECT_EQ(r.rc, 0) << r.out;
@@ -648,6 +670,21 @@ TEST(DiffBase, OnlyFindingsOnChangedLines) {
   write_file(p.root() / "train.py", train);
   r = run_cli("--format json --diff-base HEAD .", p.cwd());
   EXPECT_EQ(where(parse(r.out)), (std::set<std::string>{"train.py:20 TL202"}));
+  // deleting a line inside a multi-line statement changes that statement
+  git(p.root(), "add -A");
+  git(p.root(), "commit -qm pin");
+  train = read_file(p.root() / "train.py");
+  train.replace(train.find("shuffle=True, num_workers=4,\n"), 29, "shuffle=True,\n");
+  write_file(p.root() / "train.py", train);
+  r = run_cli("--format json --select TL201 --diff-base HEAD .", p.cwd());
+  EXPECT_EQ(where(parse(r.out)), (std::set<std::string>{"train.py:20 TL201"}));
+  git(p.root(), "add -A");
+  git(p.root(), "commit -qm workers");
+  train = read_file(p.root() / "train.py");
+  train.replace(train.find("    args = parser.parse_args()\n"), 30, "");
+  write_file(p.root() / "train.py", train);
+  r = run_cli("--format json --diff-base HEAD .", p.cwd());
+  EXPECT_TRUE(where(parse(r.out)).empty()) << "a deleted line between two statements changes neither";
   r = run_cli("--diff-base no-such-ref .", p.cwd());
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(contains(r.err, "--diff-base no-such-ref: not a commit")) << r.err;

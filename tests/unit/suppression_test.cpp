@@ -58,9 +58,12 @@ TEST(PythonSuppressions, NoqaFormsAndCase) {
                  "gc.collect()  # noqa: TL101 TL105 because the allocator leaks\n"
                  "x = 1  # noqa: E501\n"
                  "y = 2  # noqa: E501, TL105\n"
-                 "z = 3  # noqaxyz\n");
+                 "z = 3  # noqaxyz\n"
+                 "gc.collect()  # noqa: gc-collect-per-step\n");
   auto s = python(src);
-  ASSERT_EQ(s.size(), 5u);
+  ASSERT_EQ(s.size(), 6u);
+  EXPECT_EQ(codes_of(s[5]), std::vector<std::string>{"TL101"}) << "a slug is a code, not a blanket noqa";
+  EXPECT_FALSE(s[5].all);
   EXPECT_TRUE(s[0].all);
   EXPECT_EQ(s[0].syntax, Suppression::Syntax::Noqa);
   EXPECT_EQ(codes_of(s[1]), std::vector<std::string>{"TL101"});
