@@ -81,7 +81,13 @@ nlohmann::json to_json(const LintResult& res) {
           {"tool", {{"name", "trainlint"}, {"version", "0.1.0"}}},
           {"findings", findings},
           {"messages", messages},
-          {"summary", {{"files", res.files_analysed}, {"findings", res.findings.size()}, {"by_severity", by_sev}}}};
+          {"summary",
+           {{"files", res.files_analysed},
+            {"context_files", res.context_files},
+            {"findings", res.findings.size()},
+            {"by_severity", by_sev},
+            {"baselined", res.baselined},
+            {"outside_diff", res.outside_diff}}}};
 }
 
 void write_json(std::ostream& out, const LintResult& res) { out << to_json(res).dump(2) << "\n"; }

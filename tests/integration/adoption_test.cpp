@@ -233,6 +233,7 @@ TEST(ProjectContext, AFileAloneHasTheFindingsOfTheWholeProjectRun) {
     auto r = run_cli("--format json --select ALL " + f, p.cwd());
     json alone = parse(r.out);
     EXPECT_EQ(alone["summary"]["files"], 1) << f;
+    EXPECT_EQ(alone["summary"]["context_files"], 6) << f << ": the project's other files";
     EXPECT_EQ(findings_of(alone, f), findings_of(whole, f)) << f;
     for (auto& x : alone["findings"]) EXPECT_EQ(x["path"], f) << "only the file given is reported";
   }
