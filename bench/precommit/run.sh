@@ -4,11 +4,14 @@
 # examples/, a 20-file change is staged, and hyperfine compares
 #     pre-commit run --files <the 20 files>
 # with the trainlint hook (this repository's .pre-commit-hooks.yaml, language: system) against the
-# same run with a hook whose entry is `true` (same types, same files, same repository).
+# same run with a hook whose entry is `true` (same types, same files, same repository). The hook
+# runs `trainlint --force-exclude <the 20 files>` in the repository's root, so the 20 files are
+# analysed with the rest of the project (the git checkout) as context, as on a user's machine;
+# the same command alone, and with --no-context, are timed beside them.
 #
 # usage: bench/precommit/run.sh [--rounds N] [--runs N] [--warmup N] [--files N] [--export FILE.json]
-# TRAINLINT=path picks the binary (default: build/trainlint, else build-test/trainlint, else
-# `trainlint` on PATH). Needs git, pre-commit and hyperfine (scripts/deps.sh).
+# TRAINLINT=path picks the binary (default: build-release/trainlint, build/trainlint,
+# build-test/trainlint, else `trainlint` on PATH). Needs git, pre-commit and hyperfine (scripts/deps.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../.." && pwd)
@@ -31,7 +34,7 @@ done
 
 trainlint=${TRAINLINT:-}
 if [ -z "$trainlint" ]; then
-  for c in "$src/build/trainlint" "$src/build-test/trainlint"; do
+  for c in "$src/build-release/trainlint" "$src/build/trainlint" "$src/build-test/trainlint"; do
     [ -x "$c" ] && { trainlint=$c; break; }
   done
 fi
@@ -120,7 +123,8 @@ for ((r = 1; r <= rounds; r++)); do
   fi
   echo "---- round $r of $rounds ----"
   hyperfine -N -i --warmup "$warmup" --runs "$runs" --export-json "$json" "${order[@]}" \
-    -n "trainlint alone" "trainlint ${files[*]}"
+    -n "trainlint alone" "trainlint --force-exclude ${files[*]}" \
+    -n "trainlint alone, --no-context" "trainlint --force-exclude --no-context ${files[*]}"
 done
 [ -z "$export_json" ] || python3 -c 'import json, sys; json.dump([json.load(open(f)) for f in sys.argv[2:]], open(sys.argv[1], "w"), indent=1)' \
   "$export_json" "${jsons[@]}"
@@ -128,22 +132,25 @@ done
 python3 - "${jsons[@]}" <<'EOF'
 import json, statistics as st, sys
 rounds = [{x["command"]: x for x in json.load(open(f))["results"]} for f in sys.argv[1:]]
-names = ("pre-commit + trainlint", "pre-commit + true", "trainlint alone")
+names = ("pre-commit + trainlint", "pre-commit + true", "trainlint alone", "trainlint alone, --no-context")
 ms = lambda s: 1000 * s
 print()
 print(f"all runs of {len(rounds)} rounds:")
-print(f"{'':24} {'median':>10} {'mean':>10} {'min':>10} {'CPU (user+sys), mean':>22}")
+print(f"{'':30} {'median':>10} {'mean':>10} {'min':>10} {'CPU (user+sys), mean':>22}")
 agg = {}
 for n in names:
     times = [t for r in rounds for t in r[n]["times"]]
     cpu = st.mean(r[n]["user"] + r[n]["system"] for r in rounds)
     agg[n] = (st.median(times), st.mean(times), min(times), cpu)
-    print(f"{n:24} {ms(agg[n][0]):7.1f} ms {ms(agg[n][1]):7.1f} ms {ms(agg[n][2]):7.1f} ms {ms(cpu):19.1f} ms")
+    print(f"{n:30} {ms(agg[n][0]):7.1f} ms {ms(agg[n][1]):7.1f} ms {ms(agg[n][2]):7.1f} ms {ms(cpu):19.1f} ms")
 tl, tr = agg[names[0]], agg[names[1]]
 diffs = [ms(r[names[0]]["median"] - r[names[1]]["median"]) for r in rounds]
 ratios = [r[names[0]]["median"] / r[names[1]]["median"] for r in rounds]
 print(f"trainlint adds {ms(tl[0] - tr[0]):.1f} ms to the median run ({tl[0] / tr[0]:.3f}x), "
       f"{ms(tl[2] - tr[2]):.1f} ms to the fastest ({tl[2] / tr[2]:.3f}x), {ms(tl[3] - tr[3]):.1f} ms of CPU time")
-print(f"paired by round (median of each round): +{st.median(diffs):.1f} ms, {st.median(ratios):.3f}x "
+print(f"paired by round (median of each round): {st.median(diffs):+.1f} ms, {st.median(ratios):.3f}x "
       f"(rounds {min(diffs):+.1f}..{max(diffs):+.1f} ms, {min(ratios):.3f}..{max(ratios):.3f}x)")
+c, nc = agg[names[2]], agg[names[3]]
+print(f"trainlint alone with the project as context / --no-context: {c[0] / nc[0]:.2f}x at the median "
+      f"({ms(c[0] - nc[0]):+.1f} ms), {c[2] / nc[2]:.2f}x at the fastest, CPU {c[3] / nc[3]:.2f}x ({ms(c[3] - nc[3]):+.1f} ms)")
 EOF
