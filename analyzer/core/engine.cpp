@@ -780,6 +780,25 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     early.config_errors = cs->errors();
     return early;
   }
+  // One order for the model, whatever the command line named first: where the analysis picks the
+  // first of several candidates (a caller, a site that initialises CUDA), linting a file alone
+  // and linting its whole project must pick the same one.
+  {
+    std::vector<size_t> order(sources.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return infos[a].abs_path < infos[b].abs_path; });
+    std::vector<std::unique_ptr<SourceFile>> s2;
+    std::vector<bool> t2;
+    std::vector<FileInfo> i2;
+    for (size_t i : order) {
+      s2.push_back(std::move(sources[i]));
+      t2.push_back(target[i]);
+      i2.push_back(std::move(infos[i]));
+    }
+    sources = std::move(s2);
+    target = std::move(t2);
+    infos = std::move(i2);
+  }
   LintResult res = analyse(std::move(sources), std::move(target), std::move(infos), opts, cs);
   messages.insert(messages.end(), res.messages.begin(), res.messages.end());
   res.messages = std::move(messages);
