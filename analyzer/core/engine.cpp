@@ -756,6 +756,8 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
       fi.project_path = e.display;
     }
     fi.config = &cs->for_dir(e.abs.parent_path());
+    // the model names modules by where they are, not by how the command line spelled them
+    src->set_origin(fi.abs_path, fi.project_path);
     sources.push_back(std::move(src));
     target.push_back(e.target);
     infos.push_back(std::move(fi));
