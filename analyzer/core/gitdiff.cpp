@@ -188,8 +188,10 @@ std::optional<ChangedLines> changed_lines_since(const std::string& ref, const fs
   }
   out.clear();
   err.clear();
-  rc = run_capture({"git", "-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff", "--no-renames",
-                    "--unified=0", ref, "--"},
+  // explicit prefixes: diff.mnemonicPrefix / diff.noprefix would otherwise change "b/"; no textconv
+  // filter may renumber the lines
+  rc = run_capture({"git", "-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff", "--no-textconv",
+                    "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", "--unified=0", ref, "--"},
                    root, out, err);
   if (rc != 0) {
     *error = "git diff " + ref + " failed: " + trim_right(err);

@@ -92,6 +92,18 @@ struct Repo {
   }
 };
 
+TEST(GitDiffCli, MnemonicOrNoPrefixConfigurationStillFindsTheChangedLine) {
+  if (!sh("git --version >/dev/null 2>&1")) GTEST_SKIP() << "git is not installed";
+  for (const char* config : {"diff.mnemonicPrefix true", "diff.noprefix true", "diff.relative true"}) {
+    SCOPED_TRACE(config);
+    Repo r("src/train loop.py");
+    ASSERT_TRUE(sh("cd '" + r.root.string() + "' && git config " + config));
+    CliResult res = run_cli("--select TL101 --diff-base HEAD -q src", r.root.string());
+    EXPECT_EQ(res.rc, 1) << res.out << res.err;
+    EXPECT_NE(res.out.find("src/train loop.py:15:13:"), std::string::npos) << res.out << res.err;
+  }
+}
+
 TEST(GitDiffCli, AnAddedLineStartingWithPlusPlusDoesNotHideLaterChanges) {
   if (!sh("git --version >/dev/null 2>&1")) GTEST_SKIP() << "git is not installed";
   Repo r("train.py");
