@@ -799,11 +799,26 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
       keep.push_back(std::move(f));
     }
     res.findings = std::move(keep);
-    // entries of the reported files that no finding matched any more: fixed (or changed)
-    std::unordered_set<std::string> reported;
-    for (auto& [p, fi] : res.files) reported.insert(fi.project_path);
+    // entries of the reported files that no finding matched any more: fixed (or changed). Only
+    // entries of rules that ran on the file: under `--select TL101` the others are not gone, and
+    // rewriting the baseline as the message suggests would drop them.
+    std::unordered_map<std::string, const FileInfo*> reported;
+    for (auto& [p, fi] : res.files) reported.emplace(fi.project_path, &fi);
+    auto judged = [&](const BaselineEntry& e) {
+      auto it = reported.find(e.path);
+      if (it == reported.end()) return false;
+      const FileInfo& fi = *it->second;
+      const RuleInfo* r = find_rule(e.code);
+      if (!r || !fi.config) return false;
+      std::string rel = fs::path(fi.abs_path).filename().generic_string();
+      if (!fi.config->dir.empty()) {
+        fs::path rp = fs::path(fi.abs_path).lexically_relative(fi.config->dir);
+        if (!rp.empty() && rp.native().rfind("..", 0) != 0) rel = rp.generic_string();
+      }
+      return rule_enabled_for(opts, *fi.config, rel, r->code, r->slug);
+    };
     for (auto& e : b->entries)
-      if (reported.count(e.path) && left[e.fingerprint] > 0) {
+      if (judged(e) && left[e.fingerprint] > 0) {
         --left[e.fingerprint];
         ++res.baseline_stale;
       }
