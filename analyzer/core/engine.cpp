@@ -685,6 +685,15 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     early.config_errors = cs->errors();
     return early;
   }
+  {
+    // one file named in several spellings (train.py, /abs/train.py, ../proj/train.py) is linted
+    // and reported once, under the first
+    std::unordered_set<std::string> abs_seen;
+    std::vector<Entry> unique;
+    for (auto& e : entries)
+      if (e.from_stdin || abs_seen.insert(e.abs.string()).second) unique.push_back(std::move(e));
+    entries = std::move(unique);
+  }
 
   // ---- context: the other files of each target's project -------------------------------------
   std::unordered_set<std::string> seen;

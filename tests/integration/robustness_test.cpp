@@ -62,4 +62,21 @@ TEST(Robustness, JsonReportOfAMissingPathNamedInLatin1) {
   EXPECT_EQ(j["messages"][0]["kind"], "error");
 }
 
+// pre-commit passes repository-relative paths, an editor absolute ones, a user `../`: one file in
+// several spellings is linted once, so its findings are not reported (and counted) twice.
+TEST(Robustness, OneFileInSeveralSpellingsIsReportedOnce) {
+  TempDir t;
+  fs::path proj = t.path / "proj";
+  write_file(proj / "train.py", kTrainGc);
+  std::string abs = (proj / "train.py").string();
+  CliResult r = run_cli("--select TL101 --format json train.py ./train.py '" + abs + "' ../proj/train.py .",
+                        proj.string());
+  EXPECT_EQ(r.rc, 1) << r.err;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_EQ(j["summary"]["files"], 1);
+  ASSERT_EQ(j["findings"].size(), 1u) << r.out;
+  EXPECT_EQ(j["findings"][0]["path"], "train.py");
+}
+
 }  // namespace
