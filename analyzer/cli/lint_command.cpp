@@ -158,11 +158,10 @@ int apply_fixes_cli(LintCommand& c, LintResult& res, bool& diff_found, bool& std
     }
   }
   if (c.lint.stdin_text && !c.diff && !stdin_fixed) {
-    for (auto& f : run.files)
-      if (f.path == stdin_display) {
-        std::cout << f.text;  // unchanged: still echo it, as formatters do
-        stdin_fixed = true;
-      }
+    // unchanged: still echo it, as formatters do; also when it was not analysed (a notebook, a
+    // buffer that is not UTF-8), or an editor would replace the buffer with the report
+    std::cout << *c.lint.stdin_text;
+    stdin_fixed = true;
   }
   size_t unsafe_left = 0, safe_left = 0;
   for (auto& f : run.remaining)

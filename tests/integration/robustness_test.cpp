@@ -1,6 +1,7 @@
 // Bad input found by review: each gets a clear message or a well-formed report, never a crash or
 // lost output.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -15,6 +16,20 @@ using tl::test::TempDir;
 using tl::test::write_file;
 
 namespace {
+
+// run_cli with standard input read from `input`.
+CliResult run_cli_stdin(const std::string& args, const fs::path& cwd, const fs::path& input) {
+  TempDir t;
+  std::string outp = (t.path / "out").string(), errp = (t.path / "err").string();
+  std::string cmd = "cd '" + cwd.string() + "' && '" + tl::test::binary() + "' " + args + " >'" + outp + "' 2>'" +
+                    errp + "' <'" + input.string() + "'";
+  int status = std::system(cmd.c_str());
+  CliResult r;
+  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = tl::test::read_file(outp);
+  r.err = tl::test::read_file(errp);
+  return r;
+}
 
 // TL101 at 19:13 under --select TL101.
 const char* kTrainGc = R"(import gc
@@ -77,6 +92,28 @@ TEST(Robustness, OneFileInSeveralSpellingsIsReportedOnce) {
   EXPECT_EQ(j["summary"]["files"], 1);
   ASSERT_EQ(j["findings"].size(), 1u) << r.out;
   EXPECT_EQ(j["findings"][0]["path"], "train.py");
+}
+
+// `--fix -` is a filter: standard output is the buffer, fixed or not. A buffer trainlint does not
+// fix (a notebook) or cannot read (not UTF-8) still comes back unchanged, and the report goes to
+// stderr; otherwise an editor would replace the buffer with the report, or with nothing.
+TEST(Robustness, FixOnStandardInputAlwaysEchoesTheBuffer) {
+  TempDir t;
+  fs::path nb = fs::path(tl::test::source_dir()) / "tests/fixtures/notebooks/train_cifar.ipynb";
+  CliResult r = run_cli_stdin("--fix - --stdin-filename train_cifar.ipynb", t.path, nb);
+  EXPECT_EQ(r.out, tl::test::read_file(nb));
+  EXPECT_NE(r.err.find("not fixed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("[TL201 dataloader-no-workers]"), std::string::npos) << r.err;
+
+  write_file(t.path / "latin1.py", "# caf\xe9\nimport torch\n");
+  r = run_cli_stdin("--fix - --stdin-filename latin1.py", t.path, t.path / "latin1.py");
+  EXPECT_EQ(r.out, "# caf\xe9\nimport torch\n");
+  EXPECT_NE(r.err.find("not valid UTF-8"), std::string::npos) << r.err;
+
+  write_file(t.path / "train.py", kTrainGc);
+  r = run_cli_stdin("--fix - --select TL101 --stdin-filename train.py", t.path, t.path / "train.py");
+  EXPECT_EQ(r.out, kTrainGc);
+  EXPECT_EQ(r.rc, 1);
 }
 
 }  // namespace
