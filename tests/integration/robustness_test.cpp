@@ -116,4 +116,32 @@ TEST(Robustness, FixOnStandardInputAlwaysEchoesTheBuffer) {
   EXPECT_EQ(r.rc, 1);
 }
 
+// `trainlint run` on a script whose name is not UTF-8: the plan, the report and the trace are
+// JSON; the program must still run and the report come out (it used to abort before starting it).
+TEST(Robustness, RunOnAScriptNamedInLatin1) {
+  TempDir t;
+  write_file(t.path / "entra\xeenement.py", R"(import gc
+
+import torch
+
+model = torch.nn.Linear(16, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for step in range(3):
+    loss = model(torch.randn(8, 16)).pow(2).mean()
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    gc.collect()
+print("trained")
+)");
+  CliResult r = run_cli("run --format json --trace trace.json -- /usr/bin/python3 \"$(printf 'entra\\356nement.py')\"",
+                        t.path.string());
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "trained\n");
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(r.err)) << r.err;
+  EXPECT_EQ(j["summary"]["files"], 1) << r.err;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(tl::test::read_file(t.path / "trace.json")));
+}
+
 }  // namespace
