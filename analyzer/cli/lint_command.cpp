@@ -305,6 +305,10 @@ int run_lint(LintCommand& c) {
     std::cout << report::statistics_to_json(res).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else report::write_statistics_text(std::cout, res);
   std::cout.flush();
+  if (!std::cout) {  // a full disk, a closed pipe: the findings were not delivered
+    std::cerr << "trainlint: error: cannot write the report to standard output\n";
+    return 2;
+  }
   if (!c.quiet) {
     std::string baseline = c.lint.baseline.empty() && res.root_config && res.root_config->baseline
                                ? *res.root_config->baseline

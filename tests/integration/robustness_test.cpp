@@ -144,4 +144,19 @@ print("trained")
   EXPECT_NO_THROW((void)nlohmann::json::parse(tl::test::read_file(t.path / "trace.json")));
 }
 
+// Findings that cannot be written (a full disk) are an error, not a silent exit 1 or 0.
+TEST(Robustness, StandardOutputThatCannotBeWrittenIsAnError) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  TempDir t;
+  write_file(t.path / "train.py", kTrainGc);
+  std::string errp = (t.path / "err").string();
+  for (const char* format : {"text", "json", "sarif"}) {
+    std::string cmd = "cd '" + t.path.string() + "' && '" + tl::test::binary() + "' --select TL101 --format " + format +
+                      " train.py >/dev/full 2>'" + errp + "'";
+    int status = std::system(cmd.c_str());
+    EXPECT_EQ(WIFEXITED(status) ? WEXITSTATUS(status) : -1, 2) << format;
+    EXPECT_NE(tl::test::read_file(errp).find("cannot write the report"), std::string::npos) << format;
+  }
+}
+
 }  // namespace
