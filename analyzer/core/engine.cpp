@@ -765,8 +765,20 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
       fi.project_path = e.display;
     }
     fi.config = &cs->for_dir(e.abs.parent_path());
-    // the model names modules by where they are, not by how the command line spelled them
-    src->set_origin(fi.abs_path, fi.project_path);
+    // The model names modules by where they are, not by how the command line spelled them: by
+    // their path below the outermost project around them, so that a nested project's modules
+    // keep their outer names too ("sub.x" as well as "x").
+    std::string name_path = fi.project_path;
+    if (!root.empty()) {
+      fs::path outer = root;
+      while (outer.has_parent_path() && outer.parent_path() != outer) {
+        fs::path up = project_root(outer.parent_path());
+        if (up.empty()) break;
+        outer = up;
+      }
+      name_path = e.abs.lexically_relative(outer).generic_string();
+    }
+    src->set_origin(fi.abs_path, name_path);
     sources.push_back(std::move(src));
     target.push_back(e.target);
     infos.push_back(std::move(fi));
