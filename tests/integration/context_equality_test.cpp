@@ -194,4 +194,23 @@ TEST(ContextEquality, MultiFileFixtureProjects) {
   }
 }
 
+// A folder with its own pyproject.toml inside the project keeps its outer module names: the script
+// at the top imports `trainer.engine`, and the run of the whole repository sees the call, from
+// any working folder. (`trainlint trainer/utils/memory.py` alone analyses the nested project only:
+// see the review notes on nested projects.)
+TEST(ContextEquality, NestedProjectKeepsItsOuterModuleNames) {
+  TempDir t;
+  fs::path root = t.path / "vision";
+  write_layered_project(root);
+  write_file(root / "trainer" / "pyproject.toml", "[project]\nname = \"trainer\"\n");
+  std::string memory = (root / "trainer" / "utils" / "memory.py").lexically_normal().string();
+  for (const fs::path& cwd : {root, root / "scripts", fs::path("/")}) {
+    std::string arg = cwd == root ? "." : cwd == "/" ? root.string() : "..";
+    CliResult r = run_cli("--format json --exit-zero --select TL101 '" + arg + "'", cwd.string());
+    std::set<Key> got = only(findings(r, cwd), memory);
+    ASSERT_EQ(got.size(), 1u) << "from " << cwd << "\n" << r.out << r.err;
+    EXPECT_EQ(std::get<3>(*got.begin()), "TL101");
+  }
+}
+
 }  // namespace
