@@ -186,6 +186,8 @@ TEST(GitIgnoreVsGit, HandWrittenPatterns) {
       {"*.py\n", "src/pkg", "!mod.py\n"},
       {"logs\n", "", "", "!logs\n"},
       {"", "", "", "*.pyc\ndata/\n"},
+      {"\xef\xbb\xbftrain.py\n"},  // a byte-order mark, as Windows editors write it
+      {"", "a", "\xef\xbb\xbf" "b/\n", "\xef\xbb\xbf*.pyc\n"},
   };
   for (auto& c : cases) {
     SCOPED_TRACE(c.root_patterns + "|" + c.sub_dir + "|" + c.sub_patterns + "|" + c.info_exclude);
