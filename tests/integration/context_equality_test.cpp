@@ -213,4 +213,26 @@ TEST(ContextEquality, NestedProjectKeepsItsOuterModuleNames) {
   }
 }
 
+// A monorepo with two services, each its own project, whose train.py started as a copy: both files
+// are "train.py" in their project. A finding's fingerprint (the baseline's key, SARIF's
+// partialFingerprints) must not depend on whether the other service was linted in the same run.
+TEST(ContextEquality, FingerprintsDoNotDependOnTheOtherProjectsOfTheRun) {
+  TempDir t;
+  fs::path root = t.path / "mono";
+  std::string train = tl::test::read_file(fs::path(tl::test::source_dir()) / "examples/train_bad.py");
+  for (const char* svc : {"svc_a", "svc_b"}) {
+    write_file(root / svc / "pyproject.toml", std::string("[project]\nname = \"") + svc + "\"\n");
+    write_file(root / svc / "train.py", train);
+  }
+  write_file(root / ".trainlint.toml", "");
+  std::set<Key> all = findings(run_cli("--format json --exit-zero .", root.string()), root);
+  for (const char* svc : {"svc_a", "svc_b"}) {
+    std::string abs = (root / svc / "train.py").lexically_normal().string();
+    std::set<Key> alone = findings(run_cli(std::string("--format json --exit-zero ") + svc + "/train.py", root.string()), root);
+    ASSERT_FALSE(alone.empty());
+    EXPECT_EQ(alone, only(all, abs)) << svc << " alone reports\n" << describe(alone) << "and with the other service\n"
+                                     << describe(only(all, abs));
+  }
+}
+
 }  // namespace
