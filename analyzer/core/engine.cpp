@@ -624,6 +624,8 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
         e.display = display(opts.stdin_filename);
         e.kind = kind_by_extension(e.abs);
         if (e.kind == FileKind::Other) e.kind = FileKind::Python;
+        // an editor pipes every buffer: one the configuration or .gitignore leaves out stays out
+        if (opts.force_exclude && walker.excluded(e.abs, false, true)) continue;
       } else {
         e.abs = cwd / "-";
         e.display = "-";

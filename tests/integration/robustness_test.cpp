@@ -159,4 +159,26 @@ TEST(Robustness, StandardOutputThatCannotBeWrittenIsAnError) {
   }
 }
 
+// An editor pipes every buffer through `--force-exclude - --stdin-filename PATH`: a file the
+// configuration excludes, or .gitignore ignores, gets no findings, as a named path would not.
+TEST(Robustness, ForceExcludeAppliesToTheStandardInputName) {
+  TempDir t;
+  fs::path proj = t.path / "proj";
+  write_file(proj / "pyproject.toml", "[tool.trainlint]\nextend-exclude = [\"vendor\"]\n");
+  write_file(proj / ".gitignore", "generated/\n");
+  write_file(proj / "train.py", kTrainGc);
+  ASSERT_EQ(std::system(("git init -q '" + proj.string() + "'").c_str()), 0);
+  for (const char* name : {"vendor/train.py", "generated/train.py"}) {
+    CliResult r = run_cli_stdin(std::string("--force-exclude --select TL101 - --stdin-filename ") + name, proj,
+                                proj / "train.py");
+    EXPECT_EQ(r.rc, 0) << name << r.out;
+    EXPECT_EQ(r.out, "") << name;
+    // without --force-exclude the name is linted, as a path given explicitly is
+    r = run_cli_stdin(std::string("--select TL101 - --stdin-filename ") + name, proj, proj / "train.py");
+    EXPECT_EQ(r.rc, 1) << name << r.out << r.err;
+  }
+  CliResult r = run_cli_stdin("--force-exclude --select TL101 - --stdin-filename train.py", proj, proj / "train.py");
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+}
+
 }  // namespace
