@@ -850,13 +850,35 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
   // ---- --diff-base ------------------------------------------------------------------------------
   if (!opts.diff_base.empty()) {
     std::string err;
-    std::optional<ChangedLines> changes;
-    fs::path probe_dir = cwd;
-    if (!res.files.empty()) probe_dir = fs::path(res.files.begin()->second.abs_path).parent_path();
-    changes = changed_lines_since(opts.diff_base, probe_dir, &err);
-    if (!changes) {
-      res.usage_error = err;
-      return res;
+    // the changes of every repository holding a reported file (two checkouts named together, a
+    // submodule): asking only the first file's repository dropped every finding of the others
+    // as "not changed"
+    std::set<std::string> repos;
+    for (auto& [p, fi] : res.files) {
+      fs::path d = fs::path(fi.abs_path).parent_path(), r = d;
+      std::error_code e0;
+      for (fs::path x = d;; x = x.parent_path()) {
+        if (fs::exists(x / ".git", e0)) {
+          r = x;
+          break;
+        }
+        if (!x.has_parent_path() || x.parent_path() == x) break;
+      }
+      repos.insert(r.string());
+    }
+    if (repos.empty()) repos.insert(cwd.string());
+    std::optional<ChangedLines> changes = ChangedLines{};
+    for (auto& repo : repos) {
+      auto c = changed_lines_since(opts.diff_base, repo, &err);
+      if (!c) {
+        res.usage_error = err;
+        return res;
+      }
+      for (auto& [file, ranges] : c->ranges) {
+        auto& to = changes->ranges[file];
+        to.insert(to.end(), ranges.begin(), ranges.end());
+      }
+      changes->whole_files.insert(c->whole_files.begin(), c->whole_files.end());
     }
     std::vector<Finding> keep;
     for (auto& f : res.findings) {

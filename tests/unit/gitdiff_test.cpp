@@ -127,4 +127,19 @@ TEST(GitDiffCli, UnicodeAndSpacesFromASubfolder) {
   EXPECT_EQ(res.rc, 0) << res.out << res.err;
 }
 
+// Two checkouts linted together (or a submodule): each file's changed lines come from its own
+// repository, not from the first file's.
+TEST(GitDiffCli, FilesOfTwoRepositoriesEachUseTheirOwnChanges) {
+  if (!sh("git --version >/dev/null 2>&1")) GTEST_SKIP() << "git is not installed";
+  Repo a("train.py"), b("train.py");
+  fs::path b_moved = a.t.path / "zz_second";
+  fs::rename(b.root, b_moved);
+  CliResult r = run_cli("--select TL101 --diff-base HEAD -q --format json repo/train.py zz_second/train.py",
+                        a.t.path.string());
+  EXPECT_EQ(r.rc, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("\"repo/train.py\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"zz_second/train.py\""), std::string::npos) << r.out << r.err;
+  EXPECT_EQ(r.err.find("not changed"), std::string::npos) << r.err;
+}
+
 }  // namespace
