@@ -47,9 +47,18 @@ bool write_whole_file(const std::string& path, const std::string& text, std::str
 
 int add_noqa(const LintCommand& c, const LintResult& res) {
   std::map<std::string, std::vector<const Finding*>> by_file;
-  for (auto& f : res.findings)
-    if (f.code != "TL001") by_file[f.path].push_back(&f);  // a stale suppression is fixed, not suppressed
   size_t added = 0, files = 0, left = 0;
+  for (auto& f : res.findings) {
+    if (f.code == "TL001") {
+      // a stale suppression is removed, not suppressed: no comment can silence TL001
+      if (!c.quiet)
+        std::cerr << f.path << ":" << f.range.start.line
+                  << ": note: TL001 left as it is (a suppression comment cannot silence it; `--fix` removes the unused "
+                     "one)\n";
+      continue;
+    }
+    by_file[f.path].push_back(&f);
+  }
   int rc = res.io_error ? 2 : 0;
   for (auto& [path, fs_] : by_file) {
     const py::Module* m = nullptr;
@@ -63,7 +72,7 @@ int add_noqa(const LintCommand& c, const LintResult& res) {
       continue;
     }
     auto ne = py::add_noqa_edits(*m, fs_);
-    for (auto& s : ne.skipped) std::cerr << path << ":" << s << ": warning: no suppression comment can go here\n";
+    for (auto& s : ne.skipped) std::cerr << path << ":" << s.substr(0, s.find(':')) << ": warning: no suppression comment can go here for" << s.substr(s.find(':') + 1) << "\n";
     left += ne.skipped.size();
     if (ne.edits.empty()) continue;
     std::string text = py::apply_edits(m->src->text(), ne.edits);
@@ -163,11 +172,10 @@ int apply_fixes_cli(LintCommand& c, LintResult& res, bool& diff_found, bool& std
     }
   }
   if (c.lint.stdin_text && !c.diff && !stdin_fixed) {
-    for (auto& f : run.files)
-      if (f.path == stdin_display) {
-        std::cout << f.text;  // unchanged: still echo it, as formatters do
-        stdin_fixed = true;
-      }
+    // unchanged: still echo it, as formatters do; also when it was not analysed (a notebook, a
+    // buffer that is not UTF-8), or an editor would replace the buffer with the report
+    std::cout << *c.lint.stdin_text;
+    stdin_fixed = true;
   }
   size_t unsafe_left = 0, safe_left = 0;
   for (auto& f : run.remaining)
@@ -314,6 +322,10 @@ int run_lint(LintCommand& c) {
     std::cout << report::statistics_to_json(res).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   else report::write_statistics_text(std::cout, res);
   std::cout.flush();
+  if (!std::cout) {  // a full disk, a closed pipe: the findings were not delivered
+    std::cerr << "trainlint: error: cannot write the report to standard output\n";
+    return 2;
+  }
   if (!c.quiet) {
     std::string baseline = c.lint.baseline.empty() && res.root_config && res.root_config->baseline
                                ? *res.root_config->baseline

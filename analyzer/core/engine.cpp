@@ -631,6 +631,8 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
         e.display = display(opts.stdin_filename);
         e.kind = kind_by_extension(e.abs);
         if (e.kind == FileKind::Other) e.kind = FileKind::Python;
+        // an editor pipes every buffer: one the configuration or .gitignore leaves out stays out
+        if (opts.force_exclude && walker.excluded(e.abs, false, true)) continue;
       } else {
         e.abs = cwd / "-";
         e.display = "-";
@@ -691,6 +693,15 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
   if (!cs->errors().empty()) {
     early.config_errors = cs->errors();
     return early;
+  }
+  {
+    // one file named in several spellings (train.py, /abs/train.py, ../proj/train.py) is linted
+    // and reported once, under the first
+    std::unordered_set<std::string> abs_seen;
+    std::vector<Entry> unique;
+    for (auto& e : entries)
+      if (e.from_stdin || abs_seen.insert(e.abs.string()).second) unique.push_back(std::move(e));
+    entries = std::move(unique);
   }
 
   // ---- context: the other files of each target's project -------------------------------------
@@ -764,6 +775,20 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     if (!anchor.empty()) fi.project_path = e.abs.lexically_relative(anchor).generic_string();
     else fi.project_path = e.display;
     fi.config = &cs->for_dir(e.abs.parent_path());
+    // The model names modules by where they are, not by how the command line spelled them: by
+    // their path below the outermost project around them, so that a nested project's modules
+    // keep their outer names too ("sub.x" as well as "x").
+    std::string name_path = fi.project_path;
+    if (!root.empty()) {
+      fs::path outer = root;
+      while (outer.has_parent_path() && outer.parent_path() != outer) {
+        fs::path up = project_root(outer.parent_path());
+        if (up.empty()) break;
+        outer = up;
+      }
+      name_path = e.abs.lexically_relative(outer).generic_string();
+    }
+    src->set_origin(fi.abs_path, name_path);
     sources.push_back(std::move(src));
     target.push_back(e.target);
     infos.push_back(std::move(fi));
@@ -828,11 +853,26 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
       keep.push_back(std::move(f));
     }
     res.findings = std::move(keep);
-    // entries of the reported files that no finding matched any more: fixed (or changed)
-    std::unordered_set<std::string> reported;
-    for (auto& [p, fi] : res.files) reported.insert(fi.project_path);
+    // entries of the reported files that no finding matched any more: fixed (or changed). Only
+    // entries of rules that ran on the file: under `--select TL101` the others are not gone, and
+    // rewriting the baseline as the message suggests would drop them.
+    std::unordered_map<std::string, const FileInfo*> reported;
+    for (auto& [p, fi] : res.files) reported.emplace(fi.project_path, &fi);
+    auto judged = [&](const BaselineEntry& e) {
+      auto it = reported.find(e.path);
+      if (it == reported.end()) return false;
+      const FileInfo& fi = *it->second;
+      const RuleInfo* r = find_rule(e.code);
+      if (!r || !fi.config) return false;
+      std::string rel = fs::path(fi.abs_path).filename().generic_string();
+      if (!fi.config->dir.empty()) {
+        fs::path rp = fs::path(fi.abs_path).lexically_relative(fi.config->dir);
+        if (!rp.empty() && rp.native().rfind("..", 0) != 0) rel = rp.generic_string();
+      }
+      return rule_enabled_for(opts, *fi.config, rel, r->code, r->slug);
+    };
     for (auto& e : b->entries)
-      if (reported.count(e.path) && left[e.fingerprint] > 0) {
+      if (judged(e) && left[e.fingerprint] > 0) {
         --left[e.fingerprint];
         ++res.baseline_stale;
       }
@@ -841,13 +881,35 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
   // ---- --diff-base ------------------------------------------------------------------------------
   if (!opts.diff_base.empty()) {
     std::string err;
-    std::optional<ChangedLines> changes;
-    fs::path probe_dir = cwd;
-    if (!res.files.empty()) probe_dir = fs::path(res.files.begin()->second.abs_path).parent_path();
-    changes = changed_lines_since(opts.diff_base, probe_dir, &err);
-    if (!changes) {
-      res.usage_error = err;
-      return res;
+    // the changes of every repository holding a reported file (two checkouts named together, a
+    // submodule): asking only the first file's repository dropped every finding of the others
+    // as "not changed"
+    std::set<std::string> repos;
+    for (auto& [p, fi] : res.files) {
+      fs::path d = fs::path(fi.abs_path).parent_path(), r = d;
+      std::error_code e0;
+      for (fs::path x = d;; x = x.parent_path()) {
+        if (fs::exists(x / ".git", e0)) {
+          r = x;
+          break;
+        }
+        if (!x.has_parent_path() || x.parent_path() == x) break;
+      }
+      repos.insert(r.string());
+    }
+    if (repos.empty()) repos.insert(cwd.string());
+    std::optional<ChangedLines> changes = ChangedLines{};
+    for (auto& repo : repos) {
+      auto c = changed_lines_since(opts.diff_base, repo, &err);
+      if (!c) {
+        res.usage_error = err;
+        return res;
+      }
+      for (auto& [file, ranges] : c->ranges) {
+        auto& to = changes->ranges[file];
+        to.insert(to.end(), ranges.begin(), ranges.end());
+      }
+      changes->whole_files.insert(c->whole_files.begin(), c->whole_files.end());
     }
     std::vector<Finding> keep;
     for (auto& f : res.findings) {

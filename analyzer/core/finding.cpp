@@ -58,9 +58,12 @@ std::string fingerprint_key(std::string_view code, std::string_view project_path
 }
 
 void assign_occurrences(std::vector<Finding>& findings) {
-  std::map<std::string, int> seen;
+  // per file, as documented: the key holds the project-relative path, and two projects of one
+  // run may share it (svc_a/train.py and svc_b/train.py are both "train.py"); counting across
+  // them made a finding's fingerprint depend on which other files were linted with it
+  std::map<std::pair<std::string, std::string>, int> seen;
   for (auto& fd : findings) {
-    int occurrence = seen[fd.fingerprint]++;
+    int occurrence = seen[{fd.path, fd.fingerprint}]++;
     uint64_t h = fnv1a(fd.fingerprint);
     h = fnv1a("\x1f", h);
     h = fnv1a(std::to_string(occurrence), h);

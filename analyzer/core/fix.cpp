@@ -307,7 +307,11 @@ std::string unified_diff(std::string_view path, std::string_view old_text, std::
     bi[i + 1] = bi[i] + (ops[i] != Op::Delete);
   }
 
-  std::string out = "--- a/" + std::string(path) + "\n+++ b/" + std::string(path) + "\n";
+  // a name with a space ends with a tab, as git writes it: GNU patch reads the name up to the
+  // first space otherwise ("can't find file to patch")
+  std::string_view tab = path.find(' ') == std::string_view::npos ? "" : "\t";
+  std::string out = "--- a/" + std::string(path) + std::string(tab) + "\n+++ b/" + std::string(path) +
+                    std::string(tab) + "\n";
   size_t i = 0;
   while (i < ops.size()) {
     while (i < ops.size() && ops[i] == Op::Equal) ++i;

@@ -100,7 +100,7 @@ FixRunResult fix_until_stable(std::vector<SourceText> files, const LintFn& lint,
 // ---- unified diff -----------------------------------------------------------------------
 
 // The unified diff of `old_text` -> `new_text` as `git diff` writes it for one file: `--- a/path`,
-// `+++ b/path`, hunks `@@ -a,b +c,d @@` with `context` lines of context (hunks whose contexts
+// `+++ b/path` (each with a trailing tab when the path holds a space, as git writes them), hunks `@@ -a,b +c,d @@` with `context` lines of context (hunks whose contexts
 // would meet or overlap are merged into one), "\ No newline at end of file" after a last line
 // without one. Lines keep their bytes (a CRLF file's lines end in "\r\n" in the diff too).
 // Empty when the texts are equal. The result applies with `git apply` and `patch -p1` from the

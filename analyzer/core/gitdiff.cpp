@@ -129,7 +129,17 @@ std::string trim_right(std::string s) {
 void parse_unified_zero_diff(const std::string& diff, const fs::path& root, ChangedLines& out) {
   std::istringstream in(diff);
   std::string line, current;
+  size_t body = 0;  // lines of the current hunk still to come: they are content, never headers
+  auto number = [&](size_t& i, uint32_t& v) {
+    v = 0;
+    while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) v = v * 10 + (line[i++] - '0');
+  };
   while (std::getline(in, line)) {
+    if (body > 0) {
+      // an added line "++ x" reads "+++ x" here: it must not be taken for the next file's header
+      if (line.rfind("\\", 0) != 0) --body;  // "\ No newline at end of file" is not a line
+      continue;
+    }
     if (line.rfind("+++ ", 0) == 0) {
       std::string p = trim_right(line.substr(4));
       if (p == "/dev/null") {
@@ -139,18 +149,20 @@ void parse_unified_zero_diff(const std::string& diff, const fs::path& root, Chan
       p = unquote_git_path(p);
       if (p.rfind("b/", 0) == 0) p = p.substr(2);
       current = (root / p).lexically_normal().string();
-    } else if (line.rfind("@@ ", 0) == 0 && !current.empty()) {
+    } else if (line.rfind("@@ ", 0) == 0) {
       // @@ -a[,b] +c[,d] @@
+      auto minus = line.find(" -");
       auto plus = line.find(" +");
-      if (plus == std::string::npos) continue;
-      size_t i = plus + 2;
-      uint32_t c = 0, d = 1;
-      while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) c = c * 10 + (line[i++] - '0');
-      if (i < line.size() && line[i] == ',') {
-        d = 0;
-        ++i;
-        while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) d = d * 10 + (line[i++] - '0');
-      }
+      if (minus == std::string::npos || plus == std::string::npos) continue;
+      uint32_t a = 0, b = 1, c = 0, d = 1;
+      size_t i = minus + 2;
+      number(i, a);
+      if (i < line.size() && line[i] == ',') number(++i, b);
+      i = plus + 2;
+      number(i, c);
+      if (i < line.size() && line[i] == ',') number(++i, d);
+      body = static_cast<size_t>(b) + d;
+      if (current.empty()) continue;
       if (d > 0) out.ranges[current].emplace_back(c, c + d - 1);
       else out.deletions[current].push_back(c);  // only deletions, after line c: no line is new
     }
@@ -178,8 +190,10 @@ std::optional<ChangedLines> changed_lines_since(const std::string& ref, const fs
   }
   out.clear();
   err.clear();
-  rc = run_capture({"git", "-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff", "--no-renames",
-                    "--unified=0", ref, "--"},
+  // explicit prefixes: diff.mnemonicPrefix / diff.noprefix would otherwise change "b/"; no textconv
+  // filter may renumber the lines
+  rc = run_capture({"git", "-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff", "--no-textconv",
+                    "--no-renames", "--src-prefix=a/", "--dst-prefix=b/", "--unified=0", ref, "--"},
                    root, out, err);
   if (rc != 0) {
     *error = "git diff " + ref + " failed: " + trim_right(err);

@@ -13,7 +13,9 @@ std::unique_ptr<std::vector<PathPattern>> read_patterns(const fs::path& file) {
   if (!in) return nullptr;
   auto out = std::make_unique<std::vector<PathPattern>>();
   std::string line;
-  while (std::getline(in, line)) {
+  for (bool first = true; std::getline(in, line); first = false) {
+    // git skips a UTF-8 byte-order mark (Windows editors write one)
+    if (first && line.rfind("\xef\xbb\xbf", 0) == 0) line.erase(0, 3);
     PathPattern p;
     if (PathPattern::parse(line, p, true)) out->push_back(std::move(p));
   }

@@ -1,85 +1,139 @@
 #include "analyzer/core/glob.h"
 
+#include <cctype>
+#include <cstdint>
+#include <optional>
+
 namespace tl {
 namespace {
 
-// A character class at p[pi] == '['. Sets `pi` past the closing ']' and `hit` to whether `c`
-// is in it. Returns false for a malformed class (no closing ']'), which then matches literally.
-bool match_class(std::string_view p, size_t& pi, char c, bool& hit) {
-  size_t i = pi + 1;
-  bool negate = false;
-  if (i < p.size() && (p[i] == '!' || p[i] == '^')) {
-    negate = true;
-    ++i;
-  }
-  bool in = false;
-  bool first = true;
-  while (i < p.size() && (p[i] != ']' || first)) {
-    first = false;
-    char lo = p[i];
-    if (lo == '\\' && i + 1 < p.size()) lo = p[++i];
-    char hi = lo;
-    if (i + 2 < p.size() && p[i + 1] == '-' && p[i + 2] != ']') {
-      hi = p[i + 2];
-      if (hi == '\\' && i + 3 < p.size()) {
-        hi = p[i + 3];
-        ++i;
-      }
-      i += 2;
-    }
-    if (lo <= c && c <= hi) in = true;
-    ++i;
-  }
-  if (i >= p.size()) return false;
-  pi = i + 1;
-  hit = in != negate;
-  return true;
+// git's wildmatch (wildmatch.c, dowild) with WM_PATHNAME, line for line where it matters. The
+// two abort results are what keep it linear on patterns like "*a*a*a*a*b": when the text runs
+// out, no later position of an earlier '*' can help (AbortAll), and a '*' that cannot cross a '/'
+// hands back to the enclosing "**" (AbortToStarStar).
+enum class Wm : uint8_t { Match, NoMatch, AbortAll, AbortToStarStar };
+
+bool glob_special(char c) { return c == '*' || c == '?' || c == '[' || c == '\\'; }
+
+// A POSIX class name ("alpha") holds byte c; nullopt for an unknown name.
+std::optional<bool> posix_class(std::string_view name, unsigned char c) {
+  if (name == "alnum") return std::isalnum(c) != 0;
+  if (name == "alpha") return std::isalpha(c) != 0;
+  if (name == "blank") return c == ' ' || c == '\t';
+  if (name == "cntrl") return std::iscntrl(c) != 0;
+  if (name == "digit") return std::isdigit(c) != 0;
+  if (name == "graph") return std::isgraph(c) != 0;
+  if (name == "lower") return std::islower(c) != 0;
+  if (name == "print") return std::isprint(c) != 0;
+  if (name == "punct") return std::ispunct(c) != 0;
+  if (name == "space") return std::isspace(c) != 0;
+  if (name == "upper") return std::isupper(c) != 0;
+  if (name == "xdigit") return std::isxdigit(c) != 0;
+  return std::nullopt;
 }
 
-bool wm(std::string_view p, size_t pi, std::string_view s, size_t si) {
-  while (pi < p.size()) {
-    char pc = p[pi];
-    if (pc == '*') {
-      size_t after = pi;
-      while (after < p.size() && p[after] == '*') ++after;
-      if (after - pi >= 2 && (pi == 0 || p[pi - 1] == '/') && (after == p.size() || p[after] == '/')) {
-        if (after == p.size()) return true;  // "a/**": everything below
-        size_t rest = after + 1;             // "**/": zero or more whole components
-        if (wm(p, rest, s, si)) return true;
-        for (size_t k = si; k < s.size(); ++k)
-          if (s[k] == '/' && wm(p, rest, s, k + 1)) return true;
-        return false;
+Wm dowild(std::string_view p, size_t pi, std::string_view s, size_t si) {
+  auto at = [](std::string_view v, size_t i) -> unsigned char { return i < v.size() ? static_cast<unsigned char>(v[i]) : 0; };
+  for (; pi < p.size(); ++pi, ++si) {
+    unsigned char pc = at(p, pi), tc = at(s, si);
+    if (si >= s.size() && pc != '*') return Wm::AbortAll;
+    switch (pc) {
+      case '\\':
+        // a literal next character; a trailing backslash matches nothing
+        if (pi + 1 >= p.size() || at(p, ++pi) != tc) return Wm::NoMatch;
+        continue;
+      case '?':
+        if (tc == '/') return Wm::NoMatch;
+        continue;
+      case '*': {
+        bool match_slash = false;
+        size_t q = pi + 1;
+        if (at(p, q) == '*') {
+          while (at(p, q) == '*') ++q;
+          // "**" as a whole path component: zero or more components
+          if ((pi == 0 || p[pi - 1] == '/') &&
+              (q == p.size() || p[q] == '/' || (p[q] == '\\' && at(p, q + 1) == '/'))) {
+            if (q < p.size() && p[q] == '/' && dowild(p, q + 1, s, si) == Wm::Match) return Wm::Match;
+            match_slash = true;
+          }
+        }
+        pi = q;
+        if (pi == p.size()) {
+          // a trailing "**" matches everything; a trailing '*' only what has no more '/'
+          if (!match_slash && s.find('/', si) != std::string_view::npos) return Wm::NoMatch;
+          return Wm::Match;
+        }
+        if (!match_slash && p[pi] == '/') {
+          // one '*' then '/': the rest of this component
+          size_t slash = s.find('/', si);
+          if (slash == std::string_view::npos) return Wm::NoMatch;
+          si = slash;  // the '/' of both is consumed by the loop
+          continue;
+        }
+        while (si < s.size()) {
+          // a literal after the '*': skip to where it occurs (not past a '/' for a single '*')
+          if (!glob_special(p[pi])) {
+            while (si < s.size() && (match_slash || s[si] != '/') && s[si] != p[pi]) ++si;
+            if (si >= s.size() || s[si] != p[pi]) return match_slash ? Wm::AbortAll : Wm::AbortToStarStar;
+          }
+          Wm m = dowild(p, pi, s, si);
+          if (m != Wm::NoMatch) {
+            if (!match_slash || m != Wm::AbortToStarStar) return m;
+          } else if (!match_slash && s[si] == '/') {
+            return Wm::AbortToStarStar;
+          }
+          ++si;
+        }
+        return Wm::AbortAll;
       }
-      pi = after;  // '*' (or a '**' inside a component): any run without '/'
-      for (size_t k = si;; ++k) {
-        if (wm(p, pi, s, k)) return true;
-        if (k >= s.size() || s[k] == '/') return false;
-      }
-    }
-    if (si >= s.size()) return false;
-    char sc = s[si];
-    if (pc == '?') {
-      if (sc == '/') return false;
-      ++pi;
-      ++si;
-      continue;
-    }
-    if (pc == '[') {
-      size_t save = pi;
-      bool hit = false;
-      if (match_class(p, pi, sc, hit)) {
-        if (!hit || sc == '/') return false;
-        ++si;
+      case '[': {
+        unsigned char c = at(p, ++pi);
+        if (c == '^') c = '!';
+        bool negated = c == '!';
+        if (negated) c = at(p, ++pi);
+        unsigned char prev = 0;
+        bool matched = false;
+        do {
+          if (pi >= p.size()) return Wm::AbortAll;  // no closing ']'
+          if (c == '\\') {
+            c = at(p, ++pi);
+            if (pi >= p.size()) return Wm::AbortAll;
+            if (tc == c) matched = true;
+          } else if (c == '-' && prev && pi + 1 < p.size() && p[pi + 1] != ']') {
+            c = at(p, ++pi);
+            if (c == '\\') {
+              c = at(p, ++pi);
+              if (pi >= p.size()) return Wm::AbortAll;
+            }
+            if (tc <= c && tc >= prev) matched = true;
+            c = 0;  // so that `prev` is 0: "a-c-e" is one range and a '-'
+          } else if (c == '[' && at(p, pi + 1) == ':') {
+            size_t close = p.find(']', pi + 2);
+            if (close == std::string_view::npos) return Wm::AbortAll;
+            if (close < pi + 3 || p[close - 1] != ':') {
+              if (tc == '[') matched = true;  // no ":]": a plain '['
+            } else {
+              auto is = posix_class(p.substr(pi + 2, close - 1 - (pi + 2)), tc);
+              if (!is) return Wm::AbortAll;  // a malformed class makes the pattern match nothing
+              if (*is) matched = true;
+              pi = close;
+              c = 0;
+            }
+          } else if (tc == c) {
+            matched = true;
+          }
+          prev = c;
+          c = at(p, ++pi);
+        } while (c != ']' || pi >= p.size());
+        if (matched == negated || tc == '/') return Wm::NoMatch;
         continue;
       }
-      pi = save;  // malformed: a literal '['
+      default:
+        if (tc != pc) return Wm::NoMatch;
+        continue;
     }
-    if (pc == '\\' && pi + 1 < p.size()) pc = p[++pi];
-    if (pc != sc) return false;
-    ++pi;
-    ++si;
   }
-  return si == s.size();
+  return si >= s.size() ? Wm::Match : Wm::NoMatch;
 }
 
 std::string_view basename(std::string_view rel) {
@@ -89,7 +143,7 @@ std::string_view basename(std::string_view rel) {
 
 }  // namespace
 
-bool wildmatch(std::string_view pattern, std::string_view path) { return wm(pattern, 0, path, 0); }
+bool wildmatch(std::string_view pattern, std::string_view path) { return dowild(pattern, 0, path, 0) == Wm::Match; }
 
 bool PathPattern::parse(std::string_view line, PathPattern& out, bool gitignore_syntax) {
   out = PathPattern{};

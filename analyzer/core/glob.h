@@ -9,9 +9,10 @@
 namespace tl {
 
 // Wildcard match of `pattern` against a '/'-separated path, as git's wildmatch with
-// WM_PATHNAME: `*` and `?` never match '/', `[a-z]` / `[!a-z]` / `[^a-z]` are classes, `\x` is a
-// literal x, and `**` as a whole path component matches zero or more components ("a/**/b",
-// "**/x", "a/**").
+// WM_PATHNAME: `*` and `?` never match '/', `[a-z]` / `[!a-z]` / `[^a-z]` / `[[:digit:]]` are
+// classes, `\x` is a literal x, and `**` as a whole path component matches zero or more
+// components ("a/**/b", "**/x", "a/**"). A set without its ']' or with an unknown class matches
+// nothing, as in git. Linear-ish time: no pattern makes it backtrack exponentially.
 bool wildmatch(std::string_view pattern, std::string_view path);
 
 // One pattern as `.gitignore` reads it, relative to a base folder:

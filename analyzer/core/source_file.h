@@ -26,6 +26,16 @@ class SourceFile {
   SourceFile(std::string path, std::string text);
 
   const std::string& path() const { return path_; }
+  // Where the file lives, whatever the spelling of its path on the command line: its absolute,
+  // lexically normal path and its path inside its project (relative to the project root). The
+  // program model names modules and resolves imports with these, so that a file's analysis does
+  // not depend on the working folder. Both default to path().
+  void set_origin(std::string abs_path, std::string project_path) {
+    abs_path_ = std::move(abs_path);
+    project_path_ = std::move(project_path);
+  }
+  const std::string& abs_path() const { return abs_path_.empty() ? path_ : abs_path_; }
+  const std::string& project_path() const { return project_path_.empty() ? path_ : project_path_; }
   const std::string& text() const { return text_; }
   std::string_view slice(uint32_t begin, uint32_t end) const;
 
@@ -51,6 +61,7 @@ class SourceFile {
 
  private:
   std::string path_;
+  std::string abs_path_, project_path_;
   std::string text_;
   std::vector<uint32_t> line_starts_;
   std::vector<CellLine> cell_lines_;

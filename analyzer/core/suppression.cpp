@@ -125,6 +125,8 @@ std::vector<Suppression> parse_python_suppressions(const SourceFile& src,
                                                    CodeCanon canon) {
   std::vector<Suppression> out;
   for (auto [cb, ce] : comments) {
+    // tree-sitter's comment token runs to the '\n': in a CRLF file it holds the '\r'
+    while (ce > cb && src.text()[ce - 1] == '\r') --ce;
     std::string_view text = src.slice(cb, ce);
     for (size_t h = text.find('#'); h != std::string_view::npos; h = text.find('#', h + 1)) {
       Suppression s;

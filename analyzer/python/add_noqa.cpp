@@ -70,6 +70,13 @@ NoqaEdits add_noqa_edits(const Module& m, const std::vector<const Finding*>& fin
   };
   std::map<uint32_t, std::set<std::string>> by_line;
   for (const Finding* f : findings) {
+    if (f->code == "TL001") {
+      // an unused suppression is reported after suppressions apply: a comment cannot silence it,
+      // and `ignore[TL001]` would only add a code that is never used
+      out.skipped.push_back(std::to_string(f->range.start.line) +
+                            ": TL001 (a suppression comment cannot silence it; `--fix` removes the unused one)");
+      continue;
+    }
     uint32_t first = f->statement.start.line ? f->statement.start.line : f->range.start.line;
     uint32_t last = f->statement.stop.line ? f->statement.stop.line : f->range.start.line;
     uint32_t line = 0;

@@ -2,7 +2,8 @@
 // module, so that a team can adopt trainlint on an old code base in one commit. The comment goes
 // on the flagged statement's first line, or on its last line when the first ends inside a
 // multi-line string or with a backslash continuation; an existing `# trainlint: ignore[...]` on
-// that line gains the new codes; any other comment is kept and the directive follows it.
+// that line gains the new codes; any other comment is kept and the directive follows it. TL001
+// (unused suppression) is skipped: no comment can silence it, `--fix` removes what it reports.
 #pragma once
 #include <string>
 #include <vector>

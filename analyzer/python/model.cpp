@@ -143,10 +143,10 @@ Module* ProgramModel::module_for(std::string_view qname, std::string* rest, cons
       Module* best = nullptr;
       size_t best_common = 0;
       for (Module* cand : it->second) {
-        size_t common = 0, lim = std::min(cand->path.size(), from->path.size());
-        while (common < lim && cand->path[common] == from->path[common]) ++common;
+        size_t common = 0, lim = std::min(cand->key.size(), from->key.size());
+        while (common < lim && cand->key[common] == from->key[common]) ++common;
         // count only whole folders
-        while (common > 0 && cand->path[common - 1] != '/') --common;
+        while (common > 0 && cand->key[common - 1] != '/') --common;
         if (!best || common > best_common) {
           best = cand;
           best_common = common;
@@ -164,7 +164,7 @@ Module* ProgramModel::module_for(std::string_view qname, std::string* rest, cons
 Module* ProgramModel::relative_module(const Module& from, const std::string& q, std::string* rest) const {
   size_t dots = 0;
   while (dots < q.size() && q[dots] == '.') ++dots;
-  std::filesystem::path dir = std::filesystem::path(from.path).parent_path();
+  std::filesystem::path dir = std::filesystem::path(from.key).parent_path();
   for (size_t i = 1; i < dots; ++i) dir = dir.parent_path();
   std::vector<std::string> comps;
   std::string remain = q.substr(dots);

@@ -131,6 +131,8 @@ struct ArgDef {  // parser.add_argument(...)
 struct Module {
   uint32_t index = 0;
   std::string path;
+  std::string key;              // absolute path when known (SourceFile::abs_path): relative imports
+  std::string name_path;        // path inside its project (SourceFile::project_path): dotted names
   std::string dotted;           // best dotted name ("pkg.sub.mod")
   std::unique_ptr<SourceFile> src;
   Tree tree;

@@ -116,8 +116,8 @@ struct ModelBuilder {
   void index_modules() {
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
-      std::filesystem::path p = std::filesystem::path(m.path).lexically_normal();
-      pm.by_dotted_["@path:" + p.generic_string()].push_back(&m);
+      pm.by_dotted_["@path:" + std::filesystem::path(m.key).lexically_normal().generic_string()].push_back(&m);
+      std::filesystem::path p = std::filesystem::path(m.name_path).lexically_normal();
       std::vector<std::string> comps;
       for (auto& c : p) comps.push_back(c.string());
       if (comps.empty()) continue;
@@ -137,7 +137,7 @@ struct ModelBuilder {
     }
     // Prefer, for each dotted name, the module with the shortest path (a top-level module).
     for (auto& [k, v] : pm.by_dotted_)
-      std::stable_sort(v.begin(), v.end(), [](Module* a, Module* b) { return a->path.size() < b->path.size(); });
+      std::stable_sort(v.begin(), v.end(), [](Module* a, Module* b) { return a->name_path.size() < b->name_path.size(); });
   }
 
   // ---- phase 3 -------------------------------------------------------------------------
@@ -915,6 +915,8 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
     auto m = std::make_unique<Module>();
     m->index = static_cast<uint32_t>(i);
     m->path = files[i]->path();
+    m->key = files[i]->abs_path();
+    m->name_path = files[i]->project_path();
     m->src = std::move(files[i]);
     auto t0 = std::chrono::steady_clock::now();
     m->tree = Tree::parse(*m->src);

@@ -90,6 +90,10 @@ nlohmann::json to_json(const LintResult& res) {
             {"outside_diff", res.outside_diff}}}};
 }
 
-void write_json(std::ostream& out, const LintResult& res) { out << to_json(res).dump(2) << "\n"; }
+// A path is bytes, not always UTF-8 (a file named in Latin-1): replace what JSON cannot hold
+// rather than throw and lose the report.
+void write_json(std::ostream& out, const LintResult& res) {
+  out << to_json(res).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+}
 
 }  // namespace tl::report

@@ -154,7 +154,10 @@ int run_command(const RunOptions& opts) {
       return 2;
     }
   }
-  if (!write_text_file(plan_path, plan_json(plan.sites, opts.max_steps, plan.step_marker).dump(1) + "\n", &err)) {
+  // paths are bytes and may not be UTF-8: replace what JSON cannot hold instead of aborting
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+  if (!write_text_file(plan_path, plan_json(plan.sites, opts.max_steps, plan.step_marker).dump(1, ' ', false, kReplace) + "\n",
+                       &err)) {
     std::cerr << "trainlint: error: " << err << "\n";
     return 2;
   }
@@ -223,7 +226,7 @@ int run_command(const RunOptions& opts) {
   ctx.threshold_pct = threshold_pct;
   std::string report;
   if (opts.format == "json") {
-    report = run_json(ctx).dump(2) + "\n";
+    report = run_json(ctx).dump(2, ' ', false, kReplace) + "\n";
   } else {
     std::ostringstream ss;
     write_run_text(ss, ctx);
@@ -235,7 +238,7 @@ int run_command(const RunOptions& opts) {
     std::cerr << "trainlint: error: " << err << "; the report follows\n" << report << std::flush;
   }
   if (!opts.trace.empty()) {
-    if (!write_text_file(opts.trace, trace_json(procs, plan.sites).dump() + "\n", &err))
+    if (!write_text_file(opts.trace, trace_json(procs, plan.sites).dump(-1, ' ', false, kReplace) + "\n", &err))
       std::cerr << "trainlint: error: " << err << "\n";
   }
   g_term_signal = lr.term_signal;
