@@ -39,15 +39,7 @@ CliResult sh(const std::string& cmdline, const fs::path& cwd) {
 CliResult with_stdin(const std::string& args, const std::string& input, const fs::path& cwd) {
   TempDir t;
   write_file(t.path / "in", input);
-  std::string outp = (t.path / "out").string(), errp = (t.path / "err").string();
-  std::string cmd = "cd '" + cwd.string() + "' && '" + tl::test::binary() + "' " + args + " >'" + outp + "' 2>'" + errp +
-                    "' <'" + (t.path / "in").string() + "'";
-  int status = std::system(cmd.c_str());
-  CliResult r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = read_file(outp);
-  r.err = read_file(errp);
-  return r;
+  return tl::test::run_cli_stdin(args, cwd, t.path / "in");
 }
 
 json parse(const std::string& s) {

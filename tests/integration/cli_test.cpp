@@ -16,6 +16,7 @@
 
 namespace fs = std::filesystem;
 using tl::test::CliResult;
+using tl::test::kTrainGc;
 using tl::test::run_cli;
 using tl::test::TempDir;
 using tl::test::write_file;
@@ -24,29 +25,6 @@ namespace {
 
 // ---- realistic training snippets ------------------------------------------------------------
 
-// TL101 at 19:13 (gc.collect() in the step loop), the step loop at 13:9. Under the full catalog
-// also TL203 at 10:14 (workers not persistent, iterated per epoch) and TL502 at 17:13 (no mixed
-// precision); tests about TL101 pass `--select TL101`.
-const char* kTrainGc = R"(import gc
-
-import torch
-import torch.nn as nn
-from torch.utils.data import DataLoader, TensorDataset
-
-
-def train(model, optimizer, epochs=3):
-    ds = TensorDataset(torch.randn(512, 16), torch.randint(0, 2, (512,)))
-    loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
-    model = model.cuda()
-    for epoch in range(epochs):
-        for x, y in loader:
-            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
-            loss = nn.functional.cross_entropy(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            gc.collect()
-)";
 
 // TL301 at 5:9; TL201 and TL202 at 7:10. Nothing else under the full catalog (no training loop).
 const char* kMulti = R"(import torch

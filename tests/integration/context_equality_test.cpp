@@ -25,20 +25,6 @@ namespace {
 // (absolute path, line, column, code, message, fingerprint, notes as "abs:line message")
 using Key = std::tuple<std::string, int, int, std::string, std::string, std::string, std::string>;
 
-// run_cli with standard input read from `input`.
-CliResult run_cli_stdin(const std::string& args, const std::string& cwd, const fs::path& input) {
-  TempDir t;
-  std::string outp = (t.path / "out").string(), errp = (t.path / "err").string();
-  std::string cmd = "cd '" + cwd + "' && '" + tl::test::binary() + "' " + args + " >'" + outp + "' 2>'" + errp +
-                    "' <'" + input.string() + "'";
-  int status = std::system(cmd.c_str());
-  CliResult r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = tl::test::read_file(outp);
-  r.err = tl::test::read_file(errp);
-  return r;
-}
-
 std::string abs_of(const std::string& path, const fs::path& cwd) {
   return (fs::path(path).is_absolute() ? fs::path(path) : cwd / path).lexically_normal().string();
 }
@@ -110,7 +96,7 @@ void expect_context_equality(const fs::path& root) {
     }
     // the same file read from standard input, named by --stdin-filename
     std::string rel = fs::relative(e.path(), root).string();
-    CliResult r = run_cli_stdin("--format json --exit-zero --select ALL --stdin-filename '" + rel + "' -",
+    CliResult r = tl::test::run_cli_stdin("--format json --exit-zero --select ALL --stdin-filename '" + rel + "' -",
                                 root.string(), e.path());
     std::set<Key> got = findings(r, root);
     EXPECT_EQ(got, expect) << "standard input as " << rel << " reports\n"

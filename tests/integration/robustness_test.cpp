@@ -11,47 +11,14 @@
 
 namespace fs = std::filesystem;
 using tl::test::CliResult;
+using tl::test::kTrainGc;
 using tl::test::run_cli;
+using tl::test::run_cli_stdin;
 using tl::test::TempDir;
 using tl::test::write_file;
 
 namespace {
 
-// run_cli with standard input read from `input`.
-CliResult run_cli_stdin(const std::string& args, const fs::path& cwd, const fs::path& input) {
-  TempDir t;
-  std::string outp = (t.path / "out").string(), errp = (t.path / "err").string();
-  std::string cmd = "cd '" + cwd.string() + "' && '" + tl::test::binary() + "' " + args + " >'" + outp + "' 2>'" +
-                    errp + "' <'" + input.string() + "'";
-  int status = std::system(cmd.c_str());
-  CliResult r;
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = tl::test::read_file(outp);
-  r.err = tl::test::read_file(errp);
-  return r;
-}
-
-// TL101 at 19:13 under --select TL101.
-const char* kTrainGc = R"(import gc
-
-import torch
-import torch.nn as nn
-from torch.utils.data import DataLoader, TensorDataset
-
-
-def train(model, optimizer, epochs=3):
-    ds = TensorDataset(torch.randn(512, 16), torch.randint(0, 2, (512,)))
-    loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
-    model = model.cuda()
-    for epoch in range(epochs):
-        for x, y in loader:
-            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
-            loss = nn.functional.cross_entropy(model(x), y)
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            gc.collect()
-)";
 
 // A file name that is not UTF-8 (Latin-1 "café.py"): the JSON report still comes out, with the
 // byte replaced, and the exit status is the findings' one.

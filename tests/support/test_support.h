@@ -48,11 +48,14 @@ struct CliResult {
   std::string out, err;
 };
 
-// Runs the trainlint binary with `args` (already shell-quoted where needed).
-inline CliResult run_cli(const std::string& args, const std::string& cwd = source_dir()) {
+// Runs the trainlint binary with `args` (already shell-quoted where needed), standard input read
+// from the file `stdin_path`.
+inline CliResult run_cli(const std::string& args, const std::string& cwd = source_dir(),
+                         const std::string& stdin_path = "/dev/null") {
   TempDir t;
   std::string outp = (t.path / "out").string(), errp = (t.path / "err").string();
-  std::string cmd = "cd '" + cwd + "' && '" + binary() + "' " + args + " >'" + outp + "' 2>'" + errp + "' </dev/null";
+  std::string cmd =
+      "cd '" + cwd + "' && '" + binary() + "' " + args + " >'" + outp + "' 2>'" + errp + "' <'" + stdin_path + "'";
   int status = std::system(cmd.c_str());
   CliResult r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -60,6 +63,36 @@ inline CliResult run_cli(const std::string& args, const std::string& cwd = sourc
   r.err = read_file(errp);
   return r;
 }
+
+// run_cli with standard input read from the file `input`.
+inline CliResult run_cli_stdin(const std::string& args, const std::filesystem::path& cwd,
+                               const std::filesystem::path& input) {
+  return run_cli(args, cwd.string(), input.string());
+}
+
+// A training step loop that calls gc.collect() every step: TL101 at 19:13, the step loop at 13:9.
+// Under the full catalog also TL203 at 10:14 (workers not persistent, iterated per epoch) and
+// TL502 at 17:13 (no mixed precision); tests about TL101 pass `--select TL101`.
+inline const char* const kTrainGc = R"(import gc
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def train(model, optimizer, epochs=3):
+    ds = TensorDataset(torch.randn(512, 16), torch.randint(0, 2, (512,)))
+    loader = DataLoader(ds, batch_size=32, num_workers=4, pin_memory=True)
+    model = model.cuda()
+    for epoch in range(epochs):
+        for x, y in loader:
+            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)
+            loss = nn.functional.cross_entropy(model(x), y)
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            gc.collect()
+)";
 
 // Lints in-memory sources {path, text}.
 inline LintResult lint_texts(const std::vector<std::pair<std::string, std::string>>& files,
