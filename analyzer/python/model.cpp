@@ -108,6 +108,29 @@ bool ValueSet::is_truthy_literal(const Literal& l) const {
   return false;
 }
 
+namespace {
+// Names of Python's builtins module that a star import of a library does not replace. Those
+// that `from numpy import *` does replace (abs, all, any, max, min, round, sum, pow, bool,
+// divmod) are left out: after an unanalysed star import they stay unknown.
+bool is_python_builtin(std::string_view n) {
+  static const std::unordered_set<std::string_view> names = {
+      "ascii", "bin", "bytearray", "bytes", "callable", "chr", "compile", "delattr", "dict", "dir", "enumerate",
+      "eval", "exec", "filter", "float", "format", "frozenset", "getattr", "globals", "hasattr", "hash", "help", "hex",
+      "id", "input", "int", "isinstance", "issubclass", "iter", "len", "list", "locals", "map", "memoryview", "next",
+      "oct", "open", "ord", "print", "property", "range", "repr", "reversed", "set", "setattr", "slice", "sorted",
+      "staticmethod", "str", "super", "tuple", "type", "vars", "zip"};
+  return names.count(n) > 0;
+}
+}  // namespace
+
+namespace {
+// Methods of nn.Module that return the module itself.
+bool keeps_instance(std::string_view m) {
+  return m == "to" || m == "cuda" || m == "cpu" || m == "train" || m == "eval" || m == "half" || m == "float" ||
+         m == "double" || m == "bfloat16" || m == "requires_grad_" || m == "to_empty" || m == "xpu";
+}
+}  // namespace
+
 // ---- ProgramModel ---------------------------------------------------------------------
 
 ProgramModel::ProgramModel() = default;
@@ -227,6 +250,34 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
     }
     if (other) return out;
     if (imp && assigns == 0) return from_qname(imp->qname, mm);
+    // x = Net(...).to(device), or x = Net(); x = x.to(device): an instance of the analysed class
+    if (!imp && assigns >= 1) {
+      Class* cls = nullptr;
+      bool all = true;
+      for (auto& b : bs) {
+        if (b.kind != Binding::Kind::Assign || !b.whole || b.value == kNone || mm.tree.is(b.value, K::None)) continue;
+        NodeId v = b.value;
+        bool stripped = false;
+        while (mm.tree.is(v, K::Call)) {
+          NodeId fn = mm.tree.field(v, F::Function);
+          if (fn == kNone || !mm.tree.is(fn, K::Attribute)) break;
+          NodeId a = mm.tree.field(fn, F::Attribute), o = mm.tree.field(fn, F::Object);
+          if (a == kNone || o == kNone || !keeps_instance(mm.tree.text(a))) break;
+          v = o;
+          stripped = true;
+        }
+        if (stripped && mm.tree.is(v, K::Identifier) && mm.tree.text(v) == name) continue;  // x = x.to(device)
+        if (!mm.tree.is(v, K::Call)) { all = false; break; }
+        Resolved c = resolve(mm, mm.tree.field(v, F::Function), scope_at(mm, v), depth + 1);
+        if (c.kind != Resolved::Kind::Class || (cls && cls != c.cls)) { all = false; break; }
+        cls = c.cls;
+      }
+      if (all && cls) {
+        out.kind = Resolved::Kind::Instance;
+        out.cls = cls;
+        return out;
+      }
+    }
     if (!imp && assigns == 1 && alias) {
       NodeId v = alias->value;
       K vk = mm.tree.kind(v);
@@ -319,15 +370,27 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
           if (auto* bs = s->find_local(name)) return from_bindings(*bs, m, name);
           break;
         }
-        if (auto* bs = s->find_local(name)) return from_bindings(*bs, m, name);
+        if (auto* bs = s->find_local(name)) {
+          // a parameter every analysed caller fills with an instance of one analysed class
+          if (s->fn && bs->size() == 1 && (*bs)[0].kind == Binding::Kind::Param)
+            if (auto it = param_instances_.find(s->fn); it != param_instances_.end())
+              if (auto pit = it->second.find(name); pit != it->second.end()) {
+                r.kind = Resolved::Kind::Instance;
+                r.cls = pit->second;
+                return r;
+              }
+          return from_bindings(*bs, m, name);
+        }
       }
       // star imports of analysed modules
       for (auto& [sm, node] : m.star_imports) {
         if (!name.empty() && name[0] == '_') continue;
         if (auto* bs = sm->scope.find_local(name)) return from_bindings(*bs, *sm, name);
       }
-      if (!m.star_import_names.empty() && m.star_imports.size() < m.star_import_names.size()) {
-        // An external star import could bring this name: unknown, never a guess.
+      if (!m.star_import_names.empty() && m.star_imports.size() < m.star_import_names.size() &&
+          !is_python_builtin(name)) {
+        // An external star import could bring this name: unknown, never a guess. Builtins stay
+        // builtins: a module that exports its own `print` to star importers is not a habit.
         return r;
       }
       r.kind = Resolved::Kind::External;
@@ -357,6 +420,11 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
               r.kind = Resolved::Kind::Instance;
               r.cls = c.cls;
             }
+          } else if (it != f->cls->attr_values.end() && it->second.size() == 1 && it->second[0] != kNone &&
+                     t.is(it->second[0], K::Identifier)) {
+            // self.criterion = criterion, the parameter filled with an instance
+            Resolved c = resolve(m, it->second[0], scope_at(m, it->second[0]), depth + 1);
+            if (c.kind == Resolved::Kind::Instance) return c;
           }
         }
         return r;

@@ -101,6 +101,9 @@ struct Call {
   std::string qname;         // resolved external name: "torch.save", "builtins.print", "" if unknown
   Function* target = nullptr;  // resolved analysed function (a class call resolves to __init__)
   Class* target_class = nullptr;  // the class instantiated, when the callee is an analysed class
+  // The target receives the callee's instance as `self` without an argument for it: a class
+  // instantiated (`__init__`) or an instance called (`criterion(x, y)` runs `forward`/`__call__`).
+  bool implicit_self = false;
 };
 
 enum class LoopKind : uint8_t { Other, TrainStep, EvalStep, Epoch };
@@ -264,6 +267,9 @@ class ProgramModel {
   // Does `node` (a statement or expression in `m`) run every step of some step loop? Follows
   // calls from step loops into analysed functions, and framework step hooks.
   std::optional<StepContext> runs_every_step(const Module& m, NodeId node) const;
+  // Does `node` run every step of the step loop `loop_node` in `loop_mod` (lexically inside it,
+  // or in a function it calls)? As runs_every_step, for one given loop.
+  bool runs_every_step_of(const Module& m, NodeId node, const Module& loop_mod, NodeId loop_node) const;
   // The step loops in `m`, for notes and program-level rules.
   const Loop* loop_of(const Module& m, NodeId loop_node) const;
 
@@ -302,6 +308,16 @@ class ProgramModel {
   TypeKind type_of(const Module& m, NodeId expr, int depth = 0) const;
   // Is `expr` (an argument of `.to(...)` or `device=`) possibly an accelerator device?
   bool is_accelerator_device(const Module& m, NodeId expr) const;
+  // Is `expr` certainly on an accelerator where it is read? A name whose reaching assignment in
+  // straight-line code is `.cuda()`, `.to(<accelerator device>)`, a factory with such a `device=`,
+  // or the output of a model moved there the same way; unknown placement is false.
+  bool on_accelerator(const Module& m, NodeId expr, int depth = 0) const;
+  // Does `node` run in every iteration of the innermost epoch loop around it (same function, not
+  // under a guard that varies across epochs)? False when no epoch loop encloses it.
+  bool runs_every_epoch(const Module& m, NodeId node) const;
+  // The number of positional parameters the caller does not pass (a bound `self`): 1 for a
+  // method called through a receiver, a class instantiated or an instance called; else 0.
+  static size_t implicit_args(const Call& c, const Function& target);
   // Is the analysed class an nn.Module subclass (directly or through analysed bases)?
   static bool is_nn_module_class(const Class& c);
   // Functions called (transitively) from inside an epoch loop.
@@ -339,6 +355,9 @@ class ProgramModel {
   std::vector<std::vector<const Call*>> callers_;         // per function id
   std::vector<std::unordered_set<std::string>> accel_names_;  // per program: accelerator device names
   std::unordered_set<const Function*> device_fns_;        // functions that return a device
+  // Parameters that every analysed caller fills with an instance of one analysed class
+  // (`def train(model, criterion, loss_scaler)` called as `train(m, LabelSmoothing(), scaler)`).
+  std::unordered_map<const Function*, std::unordered_map<std::string_view, Class*>> param_instances_;
 
   struct Resolved {
     enum class Kind : uint8_t { None, External, Function, Class, Module, Instance } kind = Kind::None;
@@ -355,6 +374,7 @@ class ProgramModel {
   const Scope* scope_at(const Module& m, NodeId n) const;
   void tuple_element_origins(const Module& m, NodeId assign, std::string_view name, NodeId call,
                              std::vector<std::string>& out) const;
+  bool enumerates(const Module& m, NodeId iterable, int depth = 0) const;
   TypeKind param_type_from_callers(const Module& m, const Function* f, std::string_view param, int depth) const;
   ValueSet dict_key_values(const Module& m, NodeId dict_expr, std::string_view key, int depth) const;
 };

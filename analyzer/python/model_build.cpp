@@ -58,6 +58,15 @@ struct ModelBuilder {
   bool is_opt_step(const Module& m, const Call& c) const { return pm.is_optimizer_step(m, c); }
   static bool is_backward(const Call& c) { return ProgramModel::is_backward(c); }
 
+  // enumerate / zip / iter / tqdm / rich's track: iterating the call iterates its argument
+  static bool is_loader_wrapper(const Module& m, NodeId call) {
+    const Call* c = m.call_at(call);
+    if (!c) return false;
+    std::string_view q = c->qname;
+    return q == "builtins.enumerate" || q == "builtins.zip" || q == "builtins.iter" || q.rfind("tqdm", 0) == 0 ||
+           q.rfind("rich.progress.track", 0) == 0;
+  }
+
   bool is_loader_expr(const Module& m, NodeId e, int depth = 0) const {
     const Tree& t = m.tree;
     if (e == kNone || depth > 6) return false;
@@ -68,6 +77,16 @@ struct ModelBuilder {
         for (auto& o : pm.origins(m, e))
           if (o == "torch.utils.data.DataLoader" || o == "torch.utils.data.dataloader.DataLoader" || icontains(last_component(o), "loader"))
             return true;
+        // a name bound to a wrapper around a loader: `pbar = tqdm(val_loader)`, `it = iter(loader)`
+        if (t.is(e, K::Identifier))
+          if (auto* bs = pm.bindings_of(m, e); bs && !bs->empty()) {
+            bool all = true;
+            for (auto& b : *bs)
+              if (!(b.kind == Binding::Kind::Assign && b.whole && b.value != kNone && t.is(b.value, K::Call) &&
+                    is_loader_wrapper(m, b.value) && is_loader_expr(m, b.value, depth + 1)))
+                all = false;
+            if (all) return true;
+          }
         // a parameter (`def evaluate(model, valid_dl)`): is every caller passing a loader?
         if (t.is(e, K::Identifier) && depth < 3)
           if (auto* bs = pm.bindings_of(m, e); bs && bs->size() == 1 && (*bs)[0].kind == Binding::Kind::Param)
@@ -78,7 +97,7 @@ struct ModelBuilder {
               if (idx == f->params.size() || callers.empty()) return false;
               for (const Call* c : callers) {
                 NodeId arg = pm.keyword_arg(*c->mod, *c, t.text(e));
-                size_t offset = (!f->params.empty() && f->params[0] == "self" && c->receiver != kNone) ? 1 : 0;
+                size_t offset = ProgramModel::implicit_args(*c, *f);
                 if (arg == kNone && idx >= offset) arg = pm.positional_arg(*c->mod, *c, idx - offset);
                 if (arg == kNone || !is_loader_expr(*c->mod, arg, depth + 1)) return false;
               }
@@ -91,10 +110,7 @@ struct ModelBuilder {
       case K::Call: {
         const Call* c = m.call_at(e);
         if (!c) return false;
-        std::string_view q = c->qname;
-        bool wrapper = q == "builtins.enumerate" || q == "builtins.zip" || q == "builtins.iter" ||
-                       q.rfind("tqdm", 0) == 0 || q.rfind("rich.progress.track", 0) == 0;
-        if (wrapper) {
+        if (is_loader_wrapper(m, e)) {
           NodeId args = t.field(e, F::Arguments);
           if (args != kNone)
             for (NodeId a : t.named_children(args))
@@ -154,27 +170,7 @@ struct ModelBuilder {
       }
       if (sm && sm != &m) m.star_imports.emplace_back(sm, node);
     }
-    for (auto& c : m.calls) {
-      if (c.callee == kNone) continue;
-      auto r = pm.resolve(m, c.callee, pm.scope_at(m, c.callee), 0);
-      using RK = ProgramModel::Resolved::Kind;
-      switch (r.kind) {
-        case RK::External: c.qname = r.qname; break;
-        case RK::Function: c.target = r.fn; break;
-        case RK::Class:
-          c.target_class = r.cls;
-          c.target = r.cls->find_method("__init__");
-          break;
-        case RK::Instance: {
-          // calling an instance: nn.Module.__call__ runs forward
-          Function* f = r.cls->find_method("forward");
-          if (!f) f = r.cls->find_method("__call__");
-          c.target = f;
-          break;
-        }
-        default: break;
-      }
-    }
+    for (auto& c : m.calls) resolve_call(m, c);
     for (auto& cp : m.classes) {
       Class& cl = *cp;
       for (NodeId b : cl.base_exprs) {
@@ -190,6 +186,81 @@ struct ModelBuilder {
         if (m.tree.is(e, K::Call)) e = m.tree.field(e, F::Function);
         fp->decorators.push_back(pm.qualified_name(m, e));
       }
+  }
+
+  void resolve_call(Module& m, Call& c) {
+    {
+      if (c.callee == kNone) return;
+      auto r = pm.resolve(m, c.callee, pm.scope_at(m, c.callee), 0);
+      using RK = ProgramModel::Resolved::Kind;
+      switch (r.kind) {
+        case RK::External: c.qname = r.qname; break;
+        case RK::Function: c.target = r.fn; break;
+        case RK::Class:
+          c.target_class = r.cls;
+          c.target = r.cls->find_method("__init__");
+          c.implicit_self = true;
+          break;
+        case RK::Instance: {
+          // calling an instance runs its class's `__call__`; nn.Module's own `__call__` runs forward
+          Function* f = r.cls->find_method("__call__");
+          if (!f) f = r.cls->find_method("forward");
+          c.target = f;
+          c.implicit_self = f != nullptr;
+          break;
+        }
+        default: break;
+      }
+    }
+  }
+
+  // RULES.md "Calls through module instances", through parameters: `train(model, criterion,
+  // loss_scaler)` called only as `train(m, LabelSmoothing(), NativeScaler())` makes
+  // `criterion(...)` and `loss_scaler(...)` inside it calls of those classes. A parameter counts
+  // only when it is never rebound and every analysed caller passes an instance of the same class;
+  // a few rounds follow instances handed down through several functions.
+  void resolve_param_instances() {
+    for (int round = 0; round < 4; ++round) {
+      std::vector<std::vector<const Call*>> callers(pm.functions_.size());
+      for (auto& mp : pm.modules_)
+        for (auto& c : mp->calls)
+          if (c.target) callers[c.target->id].push_back(&c);
+      std::unordered_map<const Function*, std::unordered_map<std::string_view, Class*>> found;
+      for (Function* f : pm.functions_) {
+        const auto& cs = callers[f->id];
+        if (cs.empty() || cs.size() > 16) continue;
+        auto known = pm.param_instances_.find(f);
+        for (size_t pi = 0; pi < f->params.size(); ++pi) {
+          std::string_view p = f->params[pi];
+          if (known != pm.param_instances_.end() && known->second.count(p)) continue;
+          auto* bs = f->scope.find_local(p);
+          if (!bs || bs->size() != 1 || (*bs)[0].kind != Binding::Kind::Param) continue;
+          Class* cls = nullptr;
+          bool ok = true;
+          for (const Call* c : cs) {
+            const Module& cm = *c->mod;
+            NodeId arg = pm.keyword_arg(cm, *c, p);
+            if (arg == kNone) {
+              size_t off = ProgramModel::implicit_args(*c, *f);
+              if (pi < off || pm.has_splat(cm, *c)) { ok = false; break; }
+              arg = pm.positional_arg(cm, *c, pi - off);
+            }
+            if (arg == kNone) { ok = false; break; }
+            auto r = pm.resolve(cm, arg, pm.scope_at(cm, arg), 0);
+            if (r.kind != ProgramModel::Resolved::Kind::Instance || (cls && cls != r.cls)) { ok = false; break; }
+            cls = r.cls;
+          }
+          if (ok && cls) found[f][p] = cls;
+        }
+      }
+      if (found.empty()) return;
+      for (auto& [f, ps] : found)
+        for (auto& [p, cls] : ps) pm.param_instances_[f][p] = cls;
+      // calls that only now resolve: `criterion(...)`, `loss_scaler(...)`, `trainer.fit()`
+      for (auto& mp : pm.modules_)
+        for (auto& c : mp->calls)
+          if (!c.target && c.qname.empty()) resolve_call(*mp, c);
+    }
   }
 
   // ---- phase 4 -------------------------------------------------------------------------
@@ -267,6 +338,34 @@ struct ModelBuilder {
       }
       for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
         if (t[c].named) stack.push_back(c);
+    }
+    return false;
+  }
+
+  // Does a `from_pretrained(device_map=...)` value place the model on an accelerator (possibly)?
+  bool device_map_on_accelerator(const Module& m, NodeId dm, const std::unordered_set<std::string>& accel_names) const {
+    const Tree& t = m.tree;
+    if (mentions_accelerator(t, dm)) return true;
+    if (t.is(dm, K::Dictionary)) {
+      for (NodeId p : t.named_children(dm)) {
+        if (!t.is(p, K::Pair)) continue;
+        NodeId v = t.field(p, F::Value);
+        if (v == kNone) continue;
+        if (t.is(v, K::Integer) || mentions_accelerator(t, v)) return true;
+        std::string d = dotted_text(t, v);
+        if (!d.empty() && accel_names.count(std::string(last_component(d)))) return true;
+      }
+      return false;
+    }
+    std::string d = dotted_text(t, dm);
+    if (!d.empty() && t.is(dm, K::Identifier) && accel_names.count(d)) return true;
+    ValueSet vs = pm.eval(m, dm);
+    for (auto& l : vs.values) {
+      if (l.kind == Literal::Kind::Int) return true;
+      if (l.kind == Literal::Kind::Str &&
+          (l.text == "auto" || l.text == "balanced" || l.text == "balanced_low_0" || l.text == "sequential" ||
+           l.text.find("cuda") != std::string::npos))
+        return true;
     }
     return false;
   }
@@ -351,6 +450,13 @@ struct ModelBuilder {
         if (is_opt_step(m, c)) mf.opt = true;
         if (is_backward(c)) mf.backward = true;
         if (mf.accel) continue;
+        // a Hugging Face model loaded with a device_map that may be CUDA ("cuda", "auto", a GPU
+        // index, {"": local_rank})
+        if (c.method == "from_pretrained" || last_component(c.qname) == "from_pretrained")
+          if (NodeId dm = pm.keyword_arg(m, c, "device_map"); dm != kNone && device_map_on_accelerator(m, dm, names[m.index])) {
+            mf.accel = true;
+            continue;
+          }
         std::string_view q = c.qname;
         if (q == "torch.cuda.set_device" || q.rfind("accelerate.Accelerator", 0) == 0 ||
             q == "lightning.fabric.Fabric" || q == "lightning.Fabric" || q == "lightning_fabric.Fabric" ||
@@ -637,10 +743,7 @@ struct ModelBuilder {
     std::unordered_set<std::string> out;
     const Tree& t = g.mod->tree;
     NodeId args = t.field(c.node, F::Arguments);
-    size_t offset = 0;
-    if (!target.params.empty() && (target.params[0] == "self" || target.params[0] == "cls") &&
-        (c.receiver != kNone || c.target_class))
-      offset = 1;
+    size_t offset = ProgramModel::implicit_args(c, target);
     if (args == kNone) return out;
     size_t i = 0;
     for (NodeId a : t.named_children(args)) {
@@ -944,6 +1047,7 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
   timer.lap("index modules");
   // phase 3 (reads other modules' scopes, writes only its own calls/classes)
   parallel_for(pm.modules_.size(), threads, [&](size_t i) { b.resolve_module(*pm.modules_[i]); });
+  b.resolve_param_instances();
   timer.lap("resolve calls");
   // phase 4
   b.link_imports();
@@ -967,6 +1071,41 @@ bool is_dataset_class(const Class& c) {
       "torchvision.datasets.vision.VisionDataset", "torch.utils.data.TensorDataset"};
   if (c.derives_from(bases)) return true;
   return icontains(c.name, "dataset") && c.methods.count("__getitem__");
+}
+
+bool ProgramModel::runs_every_step_of(const Module& m, NodeId node, const Module& loop_mod, NodeId loop_node) const {
+  const Tree& t = m.tree;
+  if (&m == &loop_mod && t.contains(loop_node, node)) {
+    auto sc = runs_every_step(m, node);
+    return sc && sc->loop_node == loop_node;
+  }
+  Function* f = m.enclosing_function(node);
+  if (!f) return false;
+  for (auto& r : reach_[f->id]) {
+    if (r->loop_mod != &loop_mod || r->loop_node != loop_node) continue;
+    GuardContext gc{this, &m, f->body, &r->varying, true};
+    return !is_guarded(gc, node);
+  }
+  return false;
+}
+
+bool ProgramModel::runs_every_epoch(const Module& m, NodeId node) const {
+  const Tree& t = m.tree;
+  for (NodeId p = t.parent(node); p != kNone; p = t.parent(p)) {
+    K k = t.kind(p);
+    if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) return false;
+    if (k != K::ForStatement && k != K::WhileStatement) continue;
+    const Loop* L = loop_of(m, p);
+    NodeId body = t.field(p, F::Body);
+    if (!L || L->kind != LoopKind::Epoch || body == kNone || !t.contains(body, node)) continue;
+    // names that change across epochs: the loop target, anything assigned in the loop (a
+    // one-time `unfrozen = True` flag)
+    std::unordered_set<std::string> vary;
+    collect_assigned_names(t, p, vary);
+    GuardContext gc{this, &m, p, &vary, false};
+    return !is_guarded(gc, node);
+  }
+  return false;
 }
 
 std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId node) const {

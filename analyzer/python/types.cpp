@@ -2,6 +2,7 @@
 // module, evaluation context, devices).
 #include <cctype>
 
+#include "analyzer/python/guards.h"
 #include "analyzer/python/model.h"
 
 namespace tl::py {
@@ -65,6 +66,11 @@ bool ProgramModel::is_nn_module_class(const Class& c) {
   return false;
 }
 
+size_t ProgramModel::implicit_args(const Call& c, const Function& target) {
+  if (target.params.empty() || (target.params[0] != "self" && target.params[0] != "cls")) return 0;
+  return (c.receiver != kNone || c.target_class || c.implicit_self) ? 1 : 0;
+}
+
 const std::vector<const Call*>& ProgramModel::callers_of(const Function* f) const {
   static const std::vector<const Call*> none;
   if (!f || f->id >= callers_.size()) return none;
@@ -116,10 +122,31 @@ const Loop* ProgramModel::enclosing_loop(const Module& m, NodeId n) const {
   return nullptr;
 }
 
+namespace {
+// Names that hold configuration or a framework handle (`args.device`, `self.device`,
+// `trainer.device`): their `.device` is a device setting, judged by name like any device.
+bool config_like_name(std::string_view n) {
+  static const char* names[] = {"self", "args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "flags",
+                                "FLAGS", "options", "params", "trainer", "fabric", "accelerator", "runner", "engine",
+                                "env", "settings", "a"};
+  for (auto* x : names)
+    if (n == x) return true;
+  return false;
+}
+}  // namespace
+
 bool ProgramModel::is_accelerator_device(const Module& m, NodeId expr) const {
   if (expr == kNone) return false;
   const Tree& t = m.tree;
   if (mentions_accelerator(t, expr)) return true;
+  // `x.device` of a value (a tensor, a model output): an accelerator device only when `x` is
+  // known to be on one; its placement is otherwise unknown (RULES.md TL305)
+  if (t.is(expr, K::Attribute)) {
+    NodeId obj = t.field(expr, F::Object), attr = t.field(expr, F::Attribute);
+    if (obj != kNone && attr != kNone && t.text(attr) == "device" && t.is(obj, K::Identifier) &&
+        !config_like_name(t.text(obj)))
+      return on_accelerator(m, obj);
+  }
   std::string d = dotted_text(t, expr);
   if (!d.empty()) {
     std::string last(last_component(d));
@@ -129,6 +156,98 @@ bool ProgramModel::is_accelerator_device(const Module& m, NodeId expr) const {
   if (t.is(expr, K::Call))
     if (const Call* c = m.call_at(expr); c && c->target && device_fns_.count(c->target)) return true;
   return false;
+}
+
+namespace {
+
+// Tensor methods whose result lives where their receiver does.
+bool keeps_placement(std::string_view m) {
+  static const char* names[] = {"float", "half", "double", "bfloat16", "long", "int", "bool", "detach", "clone",
+                                "contiguous", "view", "reshape", "squeeze", "unsqueeze", "permute", "transpose",
+                                "flatten", "requires_grad_", "mean", "sum", "softmax", "sigmoid"};
+  for (auto* n : names)
+    if (m == n) return true;
+  return false;
+}
+
+}  // namespace
+
+bool ProgramModel::on_accelerator(const Module& m, NodeId expr, int depth) const {
+  const Tree& t = m.tree;
+  if (expr == kNone || depth > 6) return false;
+  switch (t.kind(expr)) {
+    case K::ParenthesizedExpression: return on_accelerator(m, t.first_named_child(expr), depth + 1);
+    case K::Call: {
+      const Call* c = m.call_at(expr);
+      if (!c) return false;
+      if (c->receiver != kNone && c->method == "cuda") return true;
+      if (c->receiver != kNone && c->method == "to") {
+        NodeId d = positional_arg(m, *c, 0);
+        if (d == kNone) d = keyword_arg(m, *c, "device");
+        return d != kNone && is_accelerator_device(m, d);
+      }
+      if (c->receiver != kNone && keeps_placement(c->method)) return on_accelerator(m, c->receiver, depth + 1);
+      if (c->qname.rfind("torch.", 0) == 0) {
+        NodeId d = keyword_arg(m, *c, "device");
+        return d != kNone && is_accelerator_device(m, d);
+      }
+      // the output of a model that was moved to the accelerator
+      if (c->method.empty() && c->callee != kNone && t.is(c->callee, K::Identifier))
+        return type_of(m, c->callee) != TypeKind::Tensor && on_accelerator(m, c->callee, depth + 1);
+      return false;
+    }
+    case K::Identifier: {
+      // the assignment that reaches this read in straight-line code; any other binding on the
+      // way (a loop target, a branch, a rebinding later in an enclosing loop) makes it unknown
+      std::string name(t.text(expr));
+      std::unordered_set<std::string> bound;
+      NodeId cur = expr;
+      for (NodeId p = t.parent(cur); p != kNone; cur = p, p = t.parent(p)) {
+        K k = t.kind(p);
+        if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) return false;
+        if (k == K::ForStatement || k == K::WhileStatement) {
+          bound.clear();
+          collect_assigned_names(t, p, bound);
+          if (bound.count(name)) return false;
+        }
+        if (k != K::Block && k != K::Module) continue;
+        std::vector<NodeId> before;
+        for (NodeId s = t[p].first_child; s != kNone && s != cur; s = t[s].next_sibling)
+          if (t[s].named) before.push_back(s);
+        for (auto bi = before.rbegin(); bi != before.rend(); ++bi) {
+          NodeId s = *bi;
+          // `model.to(device)` / `model.cuda()` moves a module in place
+          if (t.is(s, K::ExpressionStatement)) {
+            NodeId e = t.first_named_child(s);
+            if (e != kNone && t.is(e, K::Call))
+              if (const Call* c = m.call_at(e); c && c->receiver != kNone && t.is(c->receiver, K::Identifier) &&
+                                                 t.text(c->receiver) == name && (c->method == "to" || c->method == "cuda"))
+                return type_of(m, c->receiver) == TypeKind::Module && on_accelerator(m, e, depth + 1);
+          }
+          bound.clear();
+          collect_assigned_names(t, s, bound);
+          if (!bound.count(name)) continue;
+          NodeId a = t.is(s, K::ExpressionStatement) ? t.first_named_child(s) : kNone;
+          if (a == kNone || !t.is(a, K::Assignment)) return false;
+          NodeId left = t.field(a, F::Left), right = t.field(a, F::Right);
+          if (left == kNone || right == kNone) return false;
+          if (t.is(left, K::Identifier)) return t.text(left) == name && on_accelerator(m, right, depth + 1);
+          // x, y = x.to(device), y.to(device)
+          if ((t.is(left, K::PatternList) || t.is(left, K::TuplePattern)) &&
+              (t.is(right, K::ExpressionList) || t.is(right, K::Tuple))) {
+            auto ls = t.named_children(left), rs = t.named_children(right);
+            if (ls.size() != rs.size()) return false;
+            for (size_t i = 0; i < ls.size(); ++i)
+              if (t.is(ls[i], K::Identifier) && t.text(ls[i]) == name) return on_accelerator(m, rs[i], depth + 1);
+          }
+          return false;
+        }
+        if (k == K::Module) return false;
+      }
+      return false;
+    }
+    default: return false;
+  }
 }
 
 namespace {
@@ -191,6 +310,29 @@ thread_local bool g_cycle_hit = false;
 
 }  // namespace
 
+// Does iterating `e` yield (index, item) pairs: `enumerate(...)`, possibly inside tqdm / iter
+// wrappers or through a name bound to one (`it = tqdm(enumerate(loader))`)?
+bool ProgramModel::enumerates(const Module& m, NodeId e, int depth) const {
+  const Tree& t = m.tree;
+  if (e == kNone || depth > 4) return false;
+  if (t.is(e, K::Call)) {
+    const Call* c = m.call_at(e);
+    if (!c) return false;
+    if (c->qname == "builtins.enumerate") return true;
+    if (c->qname == "builtins.iter" || c->qname.rfind("tqdm", 0) == 0 || c->qname.rfind("rich.progress.track", 0) == 0)
+      return enumerates(m, positional_arg(m, *c, 0), depth + 1);
+    return false;
+  }
+  if (t.is(e, K::Identifier)) {
+    auto* bs = bindings_of(m, e);
+    if (!bs || bs->empty()) return false;
+    for (auto& b : *bs)
+      if (!(b.kind == Binding::Kind::Assign && b.whole && enumerates(m, b.value, depth + 1))) return false;
+    return true;
+  }
+  return false;
+}
+
 TypeKind ProgramModel::param_type_from_callers(const Module& m, const Function* f, std::string_view param,
                                                int depth) const {
   (void)m;
@@ -211,10 +353,7 @@ TypeKind ProgramModel::param_type_from_callers(const Module& m, const Function* 
     const Module& cm = *c->mod;
     NodeId arg = keyword_arg(cm, *c, param);
     if (arg == kNone) {
-      size_t offset = (!f->params.empty() && (f->params[0] == "self" || f->params[0] == "cls") &&
-                       (c->receiver != kNone || c->target_class))
-                          ? 1
-                          : 0;
+      size_t offset = implicit_args(*c, *f);
       if (idx < offset) return TypeKind::Unknown;
       if (has_splat(cm, *c)) return TypeKind::Unknown;
       arg = positional_arg(cm, *c, idx - offset);
@@ -394,9 +533,7 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
             if (!L || !L->data_loop || left == kNone || t.is(left, K::Identifier)) break;
             // enumerate(loader): the first element is the index
             NodeId right = t.field(b.stmt, F::Right);
-            bool enumerated = false;
-            if (right != kNone && t.is(right, K::Call))
-              if (const Call* rc = m.call_at(right); rc && rc->qname == "builtins.enumerate") enumerated = true;
+            bool enumerated = enumerates(m, right);
             NodeId first_el = t.first_named_child(left);
             if (enumerated && first_el != kNone && t.is(first_el, K::Identifier) && t.text(first_el) == name)
               bk = TypeKind::Number;

@@ -112,10 +112,18 @@ void bound_names(const RuleContext& ctx, const py::Module& m, py::NodeId value, 
   }
 }
 
-// The loader expression a for-loop iterates, through enumerate/tqdm/iter wrappers.
-py::NodeId iterated_loader(const py::Module& m, py::NodeId e, int depth = 0) {
+// The loader expression a for-loop iterates, through enumerate/tqdm/iter wrappers, also when
+// the wrapper is bound to a name first (`pbar = tqdm(loader)`).
+py::NodeId iterated_loader(const py::ProgramModel& model, const py::Module& m, py::NodeId e, int depth = 0) {
   const py::Tree& t = m.tree;
   if (e == py::kNone || depth > 4) return py::kNone;
+  if (t.is(e, py::K::Identifier))
+    if (auto* bs = model.bindings_of(m, e); bs && bs->size() == 1 && (*bs)[0].kind == py::Binding::Kind::Assign &&
+                                            (*bs)[0].whole && t.is((*bs)[0].value, py::K::Call)) {
+      const py::Call* c = m.call_at((*bs)[0].value);
+      if (c && (c->qname == "builtins.enumerate" || c->qname == "builtins.iter" || c->qname.rfind("tqdm", 0) == 0))
+        return iterated_loader(model, m, (*bs)[0].value, depth + 1);
+    }
   if (t.is(e, py::K::Call)) {
     const py::Call* c = m.call_at(e);
     if (!c) return py::kNone;
@@ -124,7 +132,7 @@ py::NodeId iterated_loader(const py::Module& m, py::NodeId e, int depth = 0) {
     py::NodeId args = t.field(e, py::F::Arguments);
     py::NodeId a0 = args != py::kNone ? t.first_named_child(args) : py::kNone;
     if (a0 != py::kNone && t.is(a0, py::K::KeywordArgument)) return py::kNone;
-    return iterated_loader(m, a0, depth + 1);
+    return iterated_loader(model, m, a0, depth + 1);
   }
   if (t.is(e, py::K::Identifier) || t.is(e, py::K::Attribute)) return e;
   return py::kNone;
@@ -144,8 +152,12 @@ void check_dataloader_workers_not_persistent(RuleContext& ctx) {
     for (auto& l : pw.values)
       if (pw.is_truthy_literal(l)) persistent_true = true;
     if (persistent_true || pw.unknown) continue;
-    // built anew every epoch: persistent workers would not survive it anyway
-    if (call_in_epoch(ctx.model, c)) continue;
+    // built anew every epoch: persistent workers would not survive it anyway. One rebuilt only in
+    // some epochs (a detector's loaders rebuilt once, when the backbone is unfrozen) is iterated
+    // by the epochs that follow, each starting its workers again.
+    if (call_in_epoch(ctx.model, c) &&
+        (!call_lexically_in_epoch(ctx.model, c) || ctx.model.runs_every_epoch(ctx.mod, c.node)))
+      continue;
     NameSet names;
     bound_names(ctx, ctx.mod, c.node, names);
     if (names.empty()) continue;
@@ -158,7 +170,7 @@ void check_dataloader_workers_not_persistent(RuleContext& ctx) {
         for (auto& L : m->loops) {
           if (hit) break;
           if (!m->tree.is(L.node, py::K::ForStatement)) continue;
-          py::NodeId it = iterated_loader(*m, m->tree.field(L.node, py::F::Right));
+          py::NodeId it = iterated_loader(ctx.model, *m, m->tree.field(L.node, py::F::Right));
           if (it == py::kNone) continue;
           std::string d = py::dotted_text(m->tree, it);
           std::string last(py::last_component(d));
@@ -185,7 +197,7 @@ void check_dataloader_workers_not_persistent(RuleContext& ctx) {
               for (const py::Call* cc : ctx.model.callers_of(f)) {
                 bool epoch = in_epoch || call_lexically_in_epoch(ctx.model, *cc);
                 py::NodeId arg = ctx.model.keyword_arg(*cc->mod, *cc, param);
-                size_t offset = (!f->params.empty() && f->params[0] == "self" && cc->receiver != py::kNone) ? 1 : 0;
+                size_t offset = py::ProgramModel::implicit_args(*cc, *f);
                 if (arg == py::kNone && pi >= offset) arg = ctx.model.positional_arg(*cc->mod, *cc, pi - offset);
                 if (arg == py::kNone) continue;
                 const py::Tree& ct = cc->mod->tree;

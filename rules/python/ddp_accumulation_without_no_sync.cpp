@@ -1,5 +1,8 @@
 // TL306 ddp-accumulation-without-no-sync: DDP + gradient accumulation (backward every step,
 // optimizer step under a varying guard) without model.no_sync() around non-stepping backwards.
+#include <algorithm>
+#include <unordered_set>
+
 #include "rules/python/program_facts.h"
 #include "rules/python/rules.h"
 
@@ -30,25 +33,53 @@ void check_ddp_accumulation_without_no_sync(RuleContext& ctx) {
     // Accumulation: a backward that runs more often than the optimizer step. Either the step
     // sits under a varying guard while the backward runs every step (and gradients are not
     // zeroed every step), or the backward runs in a loop nested inside the step.
+    // The calls of the step: those in the loop, and those of the analysed functions it calls (a
+    // loss scaler's `__call__` that runs the backward and the optimizer step), each with the
+    // call in the loop that leads to it.
+    struct Reached {
+      const py::Call* call;
+      const py::Call* head;  // the call in the loop
+    };
+    std::vector<Reached> reached;
+    {
+      std::unordered_set<const py::Function*> seen;
+      std::vector<std::pair<Reached, int>> work;
+      for (uint32_t ci : L.calls) work.push_back({{&ctx.mod.calls[ci], &ctx.mod.calls[ci]}, 0});
+      while (!work.empty()) {
+        auto [r, depth] = work.back();
+        work.pop_back();
+        reached.push_back(r);
+        const py::Function* g = r.call->target;
+        if (!g || depth >= 3 || !seen.insert(g).second) continue;
+        for (uint32_t ci : g->calls) work.push_back({{&g->mod->calls[ci], r.head}, depth + 1});
+      }
+      std::sort(reached.begin(), reached.end(), [](const Reached& a, const Reached& b) {
+        if (a.head->node != b.head->node) return a.head->node < b.head->node;
+        if (a.call->mod != b.call->mod) return a.call->mod->index < b.call->mod->index;
+        return a.call->node < b.call->node;
+      });
+    }
     const py::Call* backward = nullptr;
+    const py::Call* backward_head = nullptr;
     bool backward_nested = false;
     bool step_seen = false, step_every = false, zero_every = false;
-    auto in_nested_loop = [&](const py::Call& c) {
-      const py::Loop* inner = ctx.model.enclosing_loop(ctx.mod, c.node);
-      return inner && inner != &L;
+    auto in_nested_loop = [&](const Reached& r) {
+      const py::Loop* inner = ctx.model.enclosing_loop(ctx.mod, r.head->node);
+      if (inner && inner != &L) return true;
+      return r.call != r.head && ctx.model.enclosing_loop(*r.call->mod, r.call->node) != nullptr;
     };
-    for (uint32_t ci : L.calls) {
-      const py::Call& c = ctx.mod.calls[ci];
-      auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
-      bool every = sc && sc->loop_node == L.node;
+    for (const Reached& r : reached) {
+      const py::Call& c = *r.call;
+      bool every = ctx.model.runs_every_step_of(*c.mod, c.node, ctx.mod, L.node);
       if (py::ProgramModel::is_backward(c) && !backward && every) {
         backward = &c;
-        backward_nested = in_nested_loop(c);
+        backward_head = r.head;
+        backward_nested = in_nested_loop(r);
       }
-      if (c.method == "zero_grad" && every && !in_nested_loop(c)) zero_every = true;
-      if (ctx.model.is_optimizer_step(ctx.mod, c)) {
+      if (c.method == "zero_grad" && every && !in_nested_loop(r)) zero_every = true;
+      if (ctx.model.is_optimizer_step(*c.mod, c)) {
         step_seen = true;
-        if (every && !in_nested_loop(c)) step_every = true;
+        if (every && !in_nested_loop(r)) step_every = true;
       }
     }
     if (!backward || !step_seen) continue;
@@ -81,11 +112,22 @@ void check_ddp_accumulation_without_no_sync(RuleContext& ctx) {
     const py::Function* f = L.fn;
     std::string_view scope_text = f ? t.text(f->def) : t.text(L.node);
     if (handles_sync(scope_text)) continue;
-    ctx.report(backward->node,
-               "`.backward()` runs every micro-step of gradient accumulation on a DistributedDataParallel model, but "
-               "the optimizer steps only every few: each non-stepping backward still pays a full gradient all-reduce; "
-               "wrap those in `with model.no_sync():`",
-               {RuleContext::note_at(ctx.mod, L.node, "the training step loop")});
+    bool helper_syncs = false;
+    for (const Reached& r : reached)
+      if (r.call != r.head && r.call->fn && handles_sync(r.call->mod->tree.text(r.call->fn->def))) helper_syncs = true;
+    if (helper_syncs) continue;
+    std::vector<Note> notes{RuleContext::note_at(ctx.mod, L.node, "the training step loop")};
+    if (backward != backward_head)
+      notes.push_back(RuleContext::note_at(*backward->mod, backward->node, "the backward pass this call runs"));
+    ctx.report(backward_head->node,
+               backward == backward_head
+                   ? "`.backward()` runs every micro-step of gradient accumulation on a DistributedDataParallel model, "
+                     "but the optimizer steps only every few: each non-stepping backward still pays a full gradient "
+                     "all-reduce; wrap those in `with model.no_sync():`"
+                   : "this call runs `.backward()` every micro-step of gradient accumulation on a "
+                     "DistributedDataParallel model, but the optimizer steps only every few: each non-stepping "
+                     "backward still pays a full gradient all-reduce; wrap those in `with model.no_sync():`",
+               std::move(notes));
   }
 }
 

@@ -48,11 +48,51 @@ bool numpy_like(const RuleContext& ctx, py::NodeId recv) {
   return false;
 }
 
+// A value that formatting would read from the device: known to be a tensor, not already on the host.
+bool formats_tensor(const RuleContext& ctx, py::NodeId v) {
+  return v != py::kNone && ctx.model.type_of(ctx.mod, v) == TypeKind::Tensor && !on_host(ctx, v);
+}
+
+// A string built from a tensor: an f-string interpolating one (`f"{loss:.4f}"`) or `%`-formatting
+// with one (`"%.3f" % loss`, `"%d %.3f" % (step, loss)`). Returns the interpolated expression.
+py::NodeId formatted_tensor(const RuleContext& ctx, py::NodeId n) {
+  const auto& t = ctx.tree;
+  if (t.is(n, py::K::String)) {
+    for (py::NodeId ch = t[n].first_child; ch != py::kNone; ch = t[ch].next_sibling) {
+      if (t.type_name(ch) != "interpolation") continue;
+      py::NodeId e = t.first_named_child(ch);
+      if (formats_tensor(ctx, e)) return e;
+    }
+    return py::kNone;
+  }
+  if (t.is(n, py::K::BinaryOperator) && t.operator_text(n) == "%") {
+    py::NodeId l = t.field(n, py::F::Left), r = t.field(n, py::F::Right);
+    if (l == py::kNone || !(t.is(l, py::K::String) || t.is(l, py::K::ConcatenatedString))) return py::kNone;
+    if (r != py::kNone && (t.is(r, py::K::Tuple) || t.is(r, py::K::ParenthesizedExpression))) {
+      for (py::NodeId e : t.named_children(r))
+        if (formats_tensor(ctx, e)) return e;
+      return py::kNone;
+    }
+    return formats_tensor(ctx, r) ? r : py::kNone;
+  }
+  return py::kNone;
+}
+
 // What makes this call a host sync, or empty.
 std::string sync_of(const RuleContext& ctx, const py::Call& c) {
   const auto& t = ctx.tree;
   if (c.qname == "torch.cuda.synchronize" || c.qname == "torch.cuda.current_stream") return c.qname == "torch.cuda.synchronize" ? "torch.cuda.synchronize()" : "";
   if (c.receiver != py::kNone && !c.method.empty()) {
+    // "{:.3f}".format(loss): formatting a tensor reads its value
+    if (c.method == "format" && (t.is(c.receiver, py::K::String) || t.is(c.receiver, py::K::ConcatenatedString))) {
+      py::NodeId args = t.field(c.node, py::F::Arguments);
+      if (args != py::kNone)
+        for (py::NodeId a : t.named_children(args)) {
+          py::NodeId v = t.is(a, py::K::KeywordArgument) ? t.field(a, py::F::Value) : a;
+          if (formats_tensor(ctx, v)) return "str.format(<tensor>)";
+        }
+      return "";
+    }
     if (c.method == "item" && ctx.model.positional_count(ctx.mod, c) == 0 && !numpy_like(ctx, c.receiver)) return ".item()";
     if ((c.method == "cpu" || c.method == "numpy" || c.method == "tolist") && ctx.model.positional_count(ctx.mod, c) == 0) {
       if (numpy_like(ctx, c.receiver)) return "";
@@ -128,6 +168,24 @@ void check_host_sync_per_step(RuleContext& ctx) {
     ctx.report_per_step(cond,
                         "`if <tensor>:` converts a tensor to a Python bool every step, which waits for the GPU to "
                         "finish; keep the check on the device or do it every N steps",
+                        *sc);
+  }
+  // a tensor formatted into a string: f"{loss:.4f}", "%.3f" % loss
+  for (py::NodeId n = 0; n < t.size(); ++n) {
+    if (!t.is(n, py::K::String) && !t.is(n, py::K::BinaryOperator)) continue;
+    py::NodeId e = formatted_tensor(ctx, n);
+    if (e == py::kNone) continue;
+    py::NodeId stmt = py::ProgramModel::statement_of(t, n);
+    if (reported_statements.count(stmt)) continue;
+    // an assert's message and a raised error's text are built only when they fail
+    if (t.is(stmt, py::K::AssertStatement) || t.is(stmt, py::K::RaiseStatement)) continue;
+    auto sc = ctx.model.runs_every_step(ctx.mod, n);
+    if (!sc) continue;
+    reported_statements.insert(stmt);
+    ctx.report_per_step(n,
+                        "formatting the tensor `" + std::string(t.text(e)) +
+                            "` into a string copies its value to the host, which waits for the GPU to finish every "
+                            "queued kernel, every step; format a `.item()` read every N steps",
                         *sc);
   }
 }

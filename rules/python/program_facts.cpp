@@ -1,4 +1,5 @@
 #include "rules/python/program_facts.h"
+#include <algorithm>
 
 namespace tl::rules {
 
@@ -12,10 +13,16 @@ Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p) {
       for (const py::Loop* L = model.enclosing_loop(m, c.node); L; L = L->parent >= 0 ? &m.loops[L->parent] : nullptr)
         if (L->kind == py::LoopKind::TrainStep) return {&m, &c};
     }
+    // reached from a step loop or hook of this program: a shared helper (a loss scaler's
+    // `__call__`) reached only from another program's loop does not make this one train
+    auto member = [&](const py::Module* x) { return std::find(p.members.begin(), p.members.end(), x) != p.members.end(); };
     for (auto& c : m.calls) {
       if (!is_backward(c)) continue;
       auto sc = model.runs_every_step(m, c.node);
-      if (sc && sc->kind == py::LoopKind::TrainStep) return {&m, &c};
+      if (sc && sc->kind == py::LoopKind::TrainStep && member(sc->loop_mod)) return {&m, &c};
+      for (const py::Module* lm : p.members)
+        for (auto& L : lm->loops)
+          if (L.kind == py::LoopKind::TrainStep && model.runs_every_step_of(m, c.node, *lm, L.node)) return {&m, &c};
     }
     return {};
   };

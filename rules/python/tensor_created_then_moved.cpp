@@ -1,5 +1,6 @@
 // TL305 tensor-created-then-moved: every step, a factory call with no device= whose result is
-// immediately .cuda()/.to(<accelerator device>).
+// immediately .cuda()/.to(<accelerator device>), or `.type_as(x)` / `.to(x.device)` of an `x`
+// known to be on the accelerator.
 #include <optional>
 
 #include "rules/python/common.h"
@@ -68,6 +69,11 @@ void check_tensor_created_then_moved(RuleContext& ctx) {
       if (d == py::kNone) d = ctx.model.keyword_arg(ctx.mod, c, "device");
       to_accel = d != py::kNone && ctx.model.is_accelerator_device(ctx.mod, d);
     }
+    // `.type_as(x)` copies to x's device: the accelerator when x is known to be there
+    if (c.method == "type_as") {
+      py::NodeId other = ctx.model.positional_arg(ctx.mod, c, 0);
+      to_accel = other != py::kNone && ctx.model.on_accelerator(ctx.mod, other);
+    }
     if (!to_accel) continue;
     const py::Call* f = ctx.mod.call_at(c.receiver);
     if (!f || !is_factory(f->qname)) continue;
@@ -77,7 +83,7 @@ void check_tensor_created_then_moved(RuleContext& ctx) {
                        "`torch." + fn + "(...)` builds the tensor on the CPU and then copies it to the accelerator, "
                        "every step: a host allocation plus a synchronous host-to-device copy; pass `device=` to `torch." +
                            fn + "`");
-    if (fd) fd->fix = device_fix(ctx, c, *f);
+    if (fd && c.method != "type_as") fd->fix = device_fix(ctx, c, *f);
   }
 }
 
