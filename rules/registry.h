@@ -41,6 +41,42 @@ class FactCache {
       if (any_in_program(model.programs()[pid], key, compute)) return true;
     return false;
   }
+  // The nodes of `m` where a fact holds, memoised per module.
+  const std::vector<py::NodeId>& module_sites(const py::Module& m, const char* key,
+                                              const std::function<std::vector<py::NodeId>()>& compute) {
+    Key k{m.index, key};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = sites_.find(k);
+      if (it != sites_.end()) return it->second;
+    }
+    std::vector<py::NodeId> v = compute();
+    std::lock_guard<std::mutex> lock(mu_);
+    return sites_.emplace(k, std::move(v)).first->second;  // references survive rehashing
+  }
+  // True when a site of the fact lies in code that program `p` runs (RULES.md "Program": its
+  // members' top level and the functions reachable from its entry script).
+  bool any_site_in_program(const py::ProgramModel& model, const py::Program& p, const char* key,
+                           const std::function<std::vector<py::NodeId>(const py::Module&)>& compute) {
+    Key k{(1ull << 32) | p.id, key};
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = map_.find(k);
+      if (it != map_.end()) return it->second;
+    }
+    bool v = false;
+    for (const py::Module* mm : p.members) {
+      for (py::NodeId n : module_sites(*mm, key, [&] { return compute(*mm); }))
+        if (model.runs_in_program(p, *mm, n)) {
+          v = true;
+          break;
+        }
+      if (v) break;
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    map_.emplace(k, v);
+    return v;
+  }
   bool any_in_program(const py::Program& p, const char* key, const std::function<bool(const py::Module&)>& compute) {
     Key k{(1ull << 32) | p.id, key};
     {
@@ -72,6 +108,7 @@ class FactCache {
   size_t modules_;
   std::mutex mu_;
   std::unordered_map<Key, bool, KeyHash> map_;
+  std::unordered_map<Key, std::vector<py::NodeId>, KeyHash> sites_;
 };
 
 // What a rule sees: the model, the module being checked, and a way to report.

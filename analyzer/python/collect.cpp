@@ -414,8 +414,10 @@ struct Collector {
           NodeId cond = t.field(n, F::Condition);
           if (cond != kNone) {
             auto s = t.text(cond);
-            if (s.find("__name__") != std::string_view::npos && s.find("__main__") != std::string_view::npos)
+            if (s.find("__name__") != std::string_view::npos && s.find("__main__") != std::string_view::npos) {
               m.has_main_guard = true;
+              m.main_guards.push_back(n);
+            }
           }
         }
         visit_children(n);

@@ -155,9 +155,13 @@ struct Module {
   std::unordered_map<NodeId, uint32_t> call_by_node; // call node -> index in calls
   std::unordered_map<NodeId, uint32_t> loop_by_node;
   bool has_main_guard = false;
+  std::vector<NodeId> main_guards;  // top-level `if __name__ == "__main__":` statements
   bool has_module_exec = false;  // exec(...) at module level: module globals may be overwritten
   // Phase 4.
   bool is_entry = false;
+  // A pytest/unittest module (RULES.md "Test modules"): never an entry script, its loops are not
+  // step loops, and only the correctness rules (TL4xx) report in it.
+  bool is_test = false;
   std::vector<uint32_t> programs;  // ids of programs this module belongs to
 
   Function* enclosing_function(NodeId n) const;
@@ -204,9 +208,17 @@ struct Program {
   uint32_t id = 0;
   Module* entry = nullptr;
   std::vector<Module*> members;
+  // Facts of the code the program runs (RULES.md "Program"): the top level of its members and
+  // the functions reachable from it through calls and references.
   bool uses_accelerator = false;
   bool has_opt_step = false;
   bool has_backward = false;
+  // It shows it expects an accelerator (RULES.md TL303): torch.cuda.*, a "cuda" device string,
+  // torch.accelerator, a --cuda/--gpu/--device option, the NCCL backend.
+  bool accelerator_intent = false;
+  std::vector<char> reached;                       // per function id: runs when the program runs
+  std::unordered_set<const Class*> reached_classes;  // classes referenced by code the program runs
+  bool reaches(const Function* f) const { return f && f->id < reached.size() && reached[f->id]; }
 };
 
 // A small type fact for expressions and names (RULES.md TL401 and friends). Unknown is the
@@ -302,6 +314,28 @@ class ProgramModel {
   // The analysed class of an instance expression (`agent` where `agent = Agent()`), or null.
   const Class* instance_class(const Module& m, NodeId expr) const;
   bool programs_use_accelerator(const Module& m) const;
+  // Does `node` of `m` run when program `p` runs: the top level of a member module (the
+  // `__main__` block only in the entry script), or a function reachable from it?
+  bool runs_in_program(const Program& p, const Module& m, NodeId node) const;
+  // Does the call initialise CUDA (`.cuda()`, `.to(<cuda device>)`, `torch.cuda.set_device`,
+  // tensor creation on a CUDA device, `torch.cuda.synchronize`...)?
+  bool initialises_cuda(const Module& m, const Call& c) const;
+  // Following the calls from the entry scripts in execution order: the call that has surely
+  // initialised CUDA before `f` is entered on some path, or null.
+  const Call* cuda_initialised_before(const Function* f) const {
+    return f && f->id < cuda_init_at_entry_.size() ? cuda_init_at_entry_[f->id] : nullptr;
+  }
+  // How a DataLoader's dataset holds its samples (RULES.md TL201).
+  enum class DatasetStorage : uint8_t {
+    Unknown,
+    InMemory,   // a TensorDataset, or __getitem__ only indexes tensors/arrays built in __init__
+    LiveState,  // an IterableDataset whose __iter__ reads state training changes or calls a model
+  };
+  // The storage of the dataset expression `ds` (a DataLoader's first argument), followed through
+  // names, attributes, parameters, factories and Subset/random_split.
+  DatasetStorage dataset_storage(const Module& m, NodeId ds) const;
+  // The storage of an analysed dataset class, from its own methods.
+  DatasetStorage class_dataset_storage(const Class& c) const;
   const Class* class_of(const Module& m, NodeId class_def) const;
   // The type fact of an expression: from factories and constructors, loader iteration targets,
   // annotations, analysed nn.Module subclasses, and methods that keep their receiver's type.
@@ -342,6 +376,7 @@ class ProgramModel {
 
  private:
   friend struct ModelBuilder;
+  friend struct ProgramReach;
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<Function*> functions_;
   std::vector<Program> programs_;
@@ -358,6 +393,7 @@ class ProgramModel {
   // Parameters that every analysed caller fills with an instance of one analysed class
   // (`def train(model, criterion, loss_scaler)` called as `train(m, LabelSmoothing(), scaler)`).
   std::unordered_map<const Function*, std::unordered_map<std::string_view, Class*>> param_instances_;
+  std::vector<const Call*> cuda_init_at_entry_;           // per function id (see cuda_initialised_before)
 
   struct Resolved {
     enum class Kind : uint8_t { None, External, Function, Class, Module, Instance } kind = Kind::None;

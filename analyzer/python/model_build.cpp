@@ -13,6 +13,7 @@
 #include "analyzer/python/collect.h"
 #include "analyzer/python/guards.h"
 #include "analyzer/python/model.h"
+#include "analyzer/python/reach.h"
 
 namespace tl::py {
 
@@ -283,12 +284,15 @@ struct ModelBuilder {
   }
 
   void build_programs() {
+    // A test module is never an entry script (RULES.md "Test modules"), and what only tests
+    // import is not thereby a library of some program.
     std::unordered_set<Module*> imported;
     for (auto& mp : pm.modules_)
-      for (Module* t : mp->imports) imported.insert(t);
+      if (!mp->is_test)
+        for (Module* t : mp->imports) imported.insert(t);
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
-      if (!(m.has_main_guard || !imported.count(&m))) continue;
+      if (m.is_test || !(m.has_main_guard || !imported.count(&m))) continue;
       m.is_entry = true;
       Program p;
       p.id = static_cast<uint32_t>(pm.programs_.size());
@@ -307,7 +311,7 @@ struct ModelBuilder {
     }
     // A module in an import cycle that nothing outside imports still belongs somewhere.
     for (auto& mp : pm.modules_)
-      if (mp->programs.empty()) {
+      if (mp->programs.empty() && !mp->is_test) {
         Program p;
         p.id = static_cast<uint32_t>(pm.programs_.size());
         p.entry = mp.get();
@@ -417,10 +421,13 @@ struct ModelBuilder {
         }
       }
     }
-    // Per module, once: direct facts, and the device names its `.to(x)` / `device=x` use.
+    // Per module, once: the sites of direct facts, and the device names its `.to(x)` / `device=x`
+    // use; a program counts only the sites it runs (RULES.md "Program").
     struct ModuleFacts {
-      bool opt = false, backward = false, accel = false, lightning = false, lightning_cpu = false;
-      std::unordered_set<std::string> used_device_names;
+      std::vector<NodeId> opt, backward, accel;
+      std::vector<const Class*> lightning;
+      bool lightning_cpu = false;
+      std::vector<std::pair<NodeId, std::string>> used_device_names;
     };
     std::vector<ModuleFacts> facts(pm.modules_.size());
     for (auto& mp : pm.modules_) {
@@ -434,7 +441,7 @@ struct ModelBuilder {
           for (auto& b : cl->bases)
             if ((b.rfind("pytorch_lightning", 0) == 0 || b.rfind("lightning", 0) == 0) &&
                 last_component(b) == "LightningModule")
-              mf.lightning = true;
+              mf.lightning.push_back(cl.get());
       // trainer_defaults={"accelerator": "cpu"} (LightningCLI) pins the CPU too
       for (NodeId n = 0; n < t.size(); ++n)
         if (t.is(n, K::Pair)) {
@@ -447,21 +454,20 @@ struct ModelBuilder {
           NodeId acc = pm.keyword_arg(m, c, "accelerator");
           if (acc != kNone && string_literal_value(t, acc) == "cpu") mf.lightning_cpu = true;
         }
-        if (is_opt_step(m, c)) mf.opt = true;
-        if (is_backward(c)) mf.backward = true;
-        if (mf.accel) continue;
+        if (is_opt_step(m, c)) mf.opt.push_back(c.node);
+        if (is_backward(c)) mf.backward.push_back(c.node);
         // a Hugging Face model loaded with a device_map that may be CUDA ("cuda", "auto", a GPU
         // index, {"": local_rank})
         if (c.method == "from_pretrained" || last_component(c.qname) == "from_pretrained")
           if (NodeId dm = pm.keyword_arg(m, c, "device_map"); dm != kNone && device_map_on_accelerator(m, dm, names[m.index])) {
-            mf.accel = true;
+            mf.accel.push_back(c.node);
             continue;
           }
         std::string_view q = c.qname;
         if (q == "torch.cuda.set_device" || q.rfind("accelerate.Accelerator", 0) == 0 ||
             q == "lightning.fabric.Fabric" || q == "lightning.Fabric" || q == "lightning_fabric.Fabric" ||
             (c.method == "cuda" && c.receiver != kNone)) {
-          mf.accel = true;
+          mf.accel.push_back(c.node);
           continue;
         }
         NodeId dev = kNone;
@@ -469,11 +475,12 @@ struct ModelBuilder {
         NodeId kwdev = pm.keyword_arg(m, c, "device");
         for (NodeId d : {dev, kwdev}) {
           if (d == kNone) continue;
-          if (mentions_accelerator(t, d)) mf.accel = true;
+          if (mentions_accelerator(t, d)) mf.accel.push_back(c.node);
           std::string dt = dotted_text(t, d);
-          if (!dt.empty()) mf.used_device_names.insert(std::string(last_component(dt)));
+          if (!dt.empty()) mf.used_device_names.emplace_back(c.node, std::string(last_component(dt)));
           if (t.is(d, K::Call))
-            if (const Call* dc = m.call_at(d); dc && dc->target && device_fns.count(dc->target)) mf.accel = true;
+            if (const Call* dc = m.call_at(d); dc && dc->target && device_fns.count(dc->target))
+              mf.accel.push_back(c.node);
         }
       }
     }
@@ -484,18 +491,24 @@ struct ModelBuilder {
       for (Module* m : p.members) pm.accel_names_[p.id].insert(names[m->index].begin(), names[m->index].end());
       bool accel = false;
       bool lightning = false, lightning_cpu = false;
+      auto any_runs = [&](const Module& m, const std::vector<NodeId>& sites) {
+        for (NodeId n : sites)
+          if (pm.runs_in_program(p, m, n)) return true;
+        return false;
+      };
       for (Module* m : p.members) {
         const ModuleFacts& mf = facts[m->index];
-        p.has_opt_step |= mf.opt;
-        p.has_backward |= mf.backward;
-        accel |= mf.accel;
-        lightning |= mf.lightning;
+        p.has_opt_step |= any_runs(*m, mf.opt);
+        p.has_backward |= any_runs(*m, mf.backward);
+        accel = accel || any_runs(*m, mf.accel);
+        for (const Class* cl : mf.lightning) lightning |= p.reached_classes.count(cl) > 0;
         lightning_cpu |= mf.lightning_cpu;
       }
       if (lightning && !lightning_cpu) accel = true;
       for (Module* m : p.members) {
         if (accel) break;
-        for (auto& used : facts[m->index].used_device_names) {
+        for (auto& [site, used] : facts[m->index].used_device_names) {
+          if (!pm.runs_in_program(p, *m, site)) continue;
           for (Module* n : p.members)
             if (names[n->index].count(used)) {
               accel = true;
@@ -570,7 +583,8 @@ struct ModelBuilder {
       auto& cand = candidate[m.index];
       cand.assign(m.loops.size(), 0);
       for (auto& L : m.loops) {
-        cand[L.index] = use_opt ? L.reaches_opt_step : L.reaches_backward;
+        // a test's loops run a few iterations by design: never step loops (RULES.md "Test modules")
+        cand[L.index] = !m.is_test && (use_opt ? L.reaches_opt_step : L.reaches_backward);
         if (cand[L.index] && L.fn) {
           fn_has_candidate[L.fn->id] = 1;
           if (L.data_loop) fn_has_train_data_loop[L.fn->id] = 1;
@@ -629,7 +643,7 @@ struct ModelBuilder {
         if (!nested_cand[L.index] && !via_calls_cand) L.kind = LoopKind::TrainStep;
       }
       for (auto& L : m.loops)
-        if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward) L.kind = LoopKind::EvalStep;
+        if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward && !m.is_test) L.kind = LoopKind::EvalStep;
     }
     // epoch loops: contain a step loop lexically or through calls
     std::vector<char> fn_has_step(pm.functions_.size(), 0);
@@ -685,6 +699,7 @@ struct ModelBuilder {
                                             "on_before_optimizer_step", "on_after_backward"};
     for (auto& mp : pm.modules_)
       for (auto& cp : mp->classes) {
+        if (mp->is_test) continue;  // a test's hooks run a few steps by design
         Class& c = *cp;
         auto base_is = [&](std::initializer_list<std::string_view> roots, std::string_view leaf, auto& self, const Class& k, int d) -> bool {
           for (auto& b : k.bases) {
@@ -1051,12 +1066,16 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
   timer.lap("resolve calls");
   // phase 4
   b.link_imports();
+  mark_test_modules(pm);
   b.build_programs();
-  timer.lap("imports + programs");
+  compute_reachability(pm, threads);
+  timer.lap("imports + programs + reach");
   b.accelerator_facts();
+  compute_accelerator_intent(pm);
   timer.lap("accelerator facts");
   b.framework_hooks();
   b.call_graph_facts();
+  compute_cuda_init_order(pm);
   timer.lap("call graph + loops");
   b.step_reach();
   b.data_path();

@@ -37,7 +37,10 @@ void check_artifact_save_per_step(RuleContext& ctx) {
     report_if_per_step(ctx, c.node,
                        "`" + what +
                            "` writes an image file every step: encoding and disk I/O in the training loop keep the "
-                           "GPU waiting; write samples every N steps");
+                           "GPU waiting; write samples every N steps",
+                       "`" + what +
+                           "` writes an image file every step: encoding and disk I/O add to every step's time; write "
+                           "samples every N steps");
   }
 }
 

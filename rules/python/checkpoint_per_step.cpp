@@ -49,7 +49,10 @@ void check_checkpoint_per_step(RuleContext& ctx) {
     report_if_per_step(ctx, c.node,
                        "`" + what_of(c, q) +
                            "` saves a checkpoint every step: serialising and writing the state blocks the training "
-                           "loop (and the GPU) on each iteration; save every N steps or once per epoch");
+                           "loop (and the GPU) on each iteration; save every N steps or once per epoch",
+                       "`" + what_of(c, q) +
+                           "` saves a checkpoint every step: serialising and writing the state blocks the training "
+                           "loop on each iteration, adding to every step's time; save every N steps or once per epoch");
   }
 }
 

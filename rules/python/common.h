@@ -33,10 +33,25 @@ inline bool one_shot_loader(const RuleContext& ctx, const py::Call& c) {
   return nx && nx->qname == "builtins.next";
 }
 
+// RULES.md "Messages follow the program's facts": a per-step message speaks of a waiting GPU
+// only in a program that trains on an accelerator (the step loop's programs when known).
+inline bool trains_on_accelerator(const RuleContext& ctx, const py::StepContext* sc = nullptr) {
+  const py::Module& m = sc && sc->loop_mod ? *sc->loop_mod : ctx.mod;
+  return ctx.model.programs_use_accelerator(m) || ctx.model.programs_use_accelerator(ctx.mod);
+}
+
 // Reports `node` when it runs every step; the message gets the step loop in its notes. Returns
 // the finding (valid until the next report), or null when the node does not run every step.
 inline Finding* report_if_per_step(RuleContext& ctx, py::NodeId node, const std::string& message) {
   if (auto sc = ctx.model.runs_every_step(ctx.mod, node)) return &ctx.report_per_step(node, message, *sc);
+  return nullptr;
+}
+// The same, with the message for a program that trains on an accelerator and the one for a
+// program that does not.
+inline Finding* report_if_per_step(RuleContext& ctx, py::NodeId node, const std::string& accel_message,
+                                   const std::string& host_message) {
+  if (auto sc = ctx.model.runs_every_step(ctx.mod, node))
+    return &ctx.report_per_step(node, trains_on_accelerator(ctx, &*sc) ? accel_message : host_message, *sc);
   return nullptr;
 }
 

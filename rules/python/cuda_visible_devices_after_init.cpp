@@ -1,5 +1,7 @@
 // TL302 cuda-visible-devices-after-init: CUDA_VISIBLE_DEVICES is set after code that has already
 // initialised CUDA in the same execution path.
+#include <algorithm>
+
 #include "rules/python/common.h"
 #include "rules/python/rules.h"
 
@@ -8,30 +10,16 @@ namespace {
 
 constexpr std::string_view kVar = "CUDA_VISIBLE_DEVICES";
 
-bool is_cuda_init(const RuleContext& ctx, const py::Module& m, const py::Call& c) {
-  std::string_view q = c.qname;
-  if (q == "torch.cuda.set_device" || q == "torch.cuda.synchronize" || q == "torch.cuda.init" ||
-      q == "torch.cuda.current_device" || q == "torch.cuda.get_device_name" || q == "torch.cuda.mem_get_info" ||
-      q == "torch.cuda.get_device_properties")
-    return true;
-  if (c.method == "cuda" && c.receiver != py::kNone) return true;
-  if (c.method == "to" && c.receiver != py::kNone) {
-    py::NodeId d = ctx.model.positional_arg(m, c, 0);
-    if (d == py::kNone) d = ctx.model.keyword_arg(m, c, "device");
-    if (d != py::kNone && ctx.model.is_accelerator_device(m, d)) return true;
-  }
-  if (q.rfind("torch.", 0) == 0) {
-    py::NodeId d = ctx.model.keyword_arg(m, c, "device");
-    if (d != py::kNone && py::mentions_accelerator(m.tree, d)) return true;
-  }
-  return false;
-}
-
 // Is `n` inside a branch (if/else/except/case), a nested def or lambda, between it and `top`?
-bool conditional_within(const py::Tree& t, py::NodeId n, py::NodeId top) {
+// The script's `if __name__ == "__main__":` block runs unconditionally.
+bool conditional_within(const py::Module& m, py::NodeId n, py::NodeId top) {
+  const auto& t = m.tree;
   for (py::NodeId p = t.parent(n); p != py::kNone && p != top; p = t.parent(p)) {
     switch (t.kind(p)) {
-      case py::K::IfStatement: case py::K::ElifClause: case py::K::ElseClause: case py::K::ExceptClause:
+      case py::K::IfStatement:
+        if (std::find(m.main_guards.begin(), m.main_guards.end(), p) != m.main_guards.end()) break;
+        return true;
+      case py::K::ElifClause: case py::K::ElseClause: case py::K::ExceptClause:
       case py::K::CaseClause: case py::K::ConditionalExpression: case py::K::BooleanOperator:
       case py::K::FunctionDefinition: case py::K::Lambda: case py::K::ClassDefinition: case py::K::WhileStatement:
         return true;
@@ -44,32 +32,32 @@ bool conditional_within(const py::Tree& t, py::NodeId n, py::NodeId top) {
 struct Finder {
   const RuleContext& ctx;
   // Does function f initialise CUDA unconditionally (directly or through calls)?
-  bool function_inits(const py::Function* f, int depth) {
-    if (!f || depth > 3 || f->body == py::kNone) return false;
+  const py::Call* function_inits(const py::Function* f, int depth) {
+    if (!f || depth > 3 || f->body == py::kNone) return nullptr;
     for (uint32_t ci : f->calls) {
       const py::Call& c = f->mod->calls[ci];
-      if (conditional_within(f->mod->tree, c.node, f->body)) continue;
-      if (is_cuda_init(ctx, *f->mod, c)) return true;
-      if (c.target && c.target != f && function_inits(c.target, depth + 1)) return true;
+      if (conditional_within(*f->mod, c.node, f->body)) continue;
+      if (ctx.model.initialises_cuda(*f->mod, c)) return &c;
+      if (c.target && c.target != f)
+        if (const py::Call* i = function_inits(c.target, depth + 1)) return i;
     }
-    return false;
+    return nullptr;
   }
-  // An unconditional CUDA initialisation before `node` in its function (or module) body, or in
-  // the callers that reach that function after initialising CUDA.
-  const py::Call* init_before(const py::Module& m, py::NodeId node, const py::Function* f, int depth) {
+  // The first unconditional CUDA initialisation before `node` in its function (or module) body,
+  // directly or inside a function called there; else the one that has initialised CUDA before
+  // the function is entered, following the calls from the entry scripts in order.
+  const py::Call* init_before(const py::Module& m, py::NodeId node, const py::Function* f) {
     py::NodeId top = f ? f->body : m.tree.root();
     if (top == py::kNone) return nullptr;
     for (auto& c : m.calls) {
       if (c.fn != f || m.tree[c.node].end > m.tree[node].start) continue;
       if (!m.tree.contains(top, c.node)) continue;
-      if (conditional_within(m.tree, c.node, top)) continue;
-      if (is_cuda_init(ctx, m, c)) return &c;
-      if (c.target && c.target != f && function_inits(c.target, 1)) return &c;
+      if (conditional_within(m, c.node, top)) continue;
+      if (ctx.model.initialises_cuda(m, c)) return &c;
+      if (c.target && c.target != f)
+        if (const py::Call* i = function_inits(c.target, 1)) return i;
     }
-    if (!f || depth > 3) return nullptr;
-    for (const py::Call* caller : ctx.model.callers_of(f))
-      if (const py::Call* i = init_before(*caller->mod, caller->node, caller->fn, depth + 1)) return i;
-    return nullptr;
+    return ctx.model.cuda_initialised_before(f);
   }
 };
 
@@ -95,7 +83,7 @@ void check_cuda_visible_devices_after_init(RuleContext& ctx) {
   Finder finder{ctx};
   auto check = [&](py::NodeId site) {
     const py::Function* f = ctx.mod.enclosing_function(site);
-    const py::Call* init = finder.init_before(ctx.mod, site, f, 0);
+    const py::Call* init = finder.init_before(ctx.mod, site, f);
     if (!init) return;
     ctx.report(site,
                "`CUDA_VISIBLE_DEVICES` is set after CUDA has been initialised on this path: the setting has no effect "

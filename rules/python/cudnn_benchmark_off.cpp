@@ -8,24 +8,27 @@ namespace tl::rules {
 void check_cudnn_benchmark_off(RuleContext& ctx) {
   for (const py::Program* p : programs_entered_at(ctx.model, ctx.mod)) {
     if (!p->uses_accelerator) continue;
-    bool conv = ctx.facts.any_in_program(*p, "builds-conv", [](const py::Module& m) {
+    // Facts of the code the program runs, not of every function its modules define.
+    bool conv = ctx.facts.any_site_in_program(ctx.model, *p, "builds-conv", [](const py::Module& m) {
+      std::vector<py::NodeId> out;
       for (auto& c : m.calls) {
         std::string_view q = c.qname;
         if (q.rfind("torch.nn.", 0) != 0) continue;
         std::string_view last = py::last_component(q);
-        if (last.rfind("Conv", 0) == 0 || last.rfind("LazyConv", 0) == 0) return true;
+        if (last.rfind("Conv", 0) == 0 || last.rfind("LazyConv", 0) == 0) out.push_back(c.node);
       }
-      return false;
+      return out;
     });
     if (!conv) continue;
     // Any assignment counts as a decision: `benchmark = True`, or `benchmark = False` next to
     // `deterministic = True` for reproducibility, or a value from the command line.
-    bool sets = ctx.facts.any_in_program(*p, "assigns-cudnn-benchmark", [](const py::Module& m) {
+    bool sets = ctx.facts.any_site_in_program(ctx.model, *p, "assigns-cudnn-benchmark", [](const py::Module& m) {
+      std::vector<py::NodeId> out;
       for (py::NodeId a : m.assignments) {
         std::string d = py::dotted_text(m.tree, m.tree.field(a, py::F::Left));
-        if (d.size() >= 15 && d.compare(d.size() - 15, 15, "cudnn.benchmark") == 0) return true;
+        if (d.size() >= 15 && d.compare(d.size() - 15, 15, "cudnn.benchmark") == 0) out.push_back(a);
       }
-      return false;
+      return out;
     });
     if (sets) continue;
     Anchor a = backward_anchor(ctx.model, *p);

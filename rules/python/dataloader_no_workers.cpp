@@ -1,5 +1,5 @@
 // TL201 dataloader-no-workers: DataLoader with no num_workers, a literal 0, or a name whose
-// only value is 0 (argparse defaults count).
+// only value is 0 (argparse defaults count); not for in-memory or live-state datasets.
 #include "rules/python/common.h"
 #include "rules/python/rules.h"
 
@@ -13,10 +13,18 @@ void check_dataloader_no_workers(RuleContext& ctx) {
     bool all_zero = v.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Int && l.text == "0"; },
                           /*absent_ok=*/true);
     if (!all_zero) continue;
+    // Samples already in memory (workers add copies, no overlap), or read from state the
+    // training process changes (workers would iterate stale copies): the model knows.
+    py::NodeId ds = ctx.model.keyword_arg(ctx.mod, c, "dataset");
+    if (ds == py::kNone) ds = ctx.model.positional_arg(ctx.mod, c, 0);
+    if (ds != py::kNone && ctx.model.dataset_storage(ctx.mod, ds) != py::ProgramModel::DatasetStorage::Unknown) continue;
     bool missing = v.values.empty();
     ctx.report(c.node, std::string(missing ? "DataLoader has no `num_workers`" : "DataLoader has `num_workers=0`") +
-                           ": batches are loaded and collated in the training process, so the GPU waits for every "
-                           "batch; use worker processes (`num_workers>0`)");
+                           (trains_on_accelerator(ctx)
+                                ? ": batches are loaded and collated in the training process, so the GPU waits for "
+                                  "every batch; use worker processes (`num_workers>0`)"
+                                : ": batches are loaded and collated in the training process, between steps, adding "
+                                  "to every step's time; use worker processes (`num_workers>0`)"));
   }
 }
 

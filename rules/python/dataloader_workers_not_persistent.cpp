@@ -222,9 +222,10 @@ void check_dataloader_workers_not_persistent(RuleContext& ctx) {
         }
     if (!hit) continue;
     ctx.report(c.node,
-               "DataLoader with worker processes but without `persistent_workers=True`, iterated once per epoch: every "
-               "epoch shuts its workers down and starts new ones (re-importing, re-building the dataset in each), "
-               "while the GPU waits",
+               std::string("DataLoader with worker processes but without `persistent_workers=True`, iterated once per "
+                           "epoch: every epoch shuts its workers down and starts new ones (re-importing, re-building "
+                           "the dataset in each), ") +
+                   (trains_on_accelerator(ctx) ? "while the GPU waits" : "before the epoch's first step can start"),
                {RuleContext::note_at(*hit_mod, hit->node, "iterated here, inside an epoch loop")});
   }
 }

@@ -9,7 +9,9 @@ void check_gc_collect_per_step(RuleContext& ctx) {
     if (c.qname != "gc.collect") continue;
     report_if_per_step(ctx, c.node,
                        "`gc.collect()` runs every step: a full garbage-collection pass stalls the host, and the "
-                       "GPU waiting on it, on each iteration");
+                       "GPU waiting on it, on each iteration",
+                       "`gc.collect()` runs every step: a full garbage-collection pass stalls the process on each "
+                       "iteration, adding to every step's time");
   }
 }
 

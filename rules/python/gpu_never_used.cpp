@@ -1,5 +1,5 @@
-// TL303 gpu-never-used: a training program (a step loop with .backward()) that imports torch and
-// never places a model or tensor on an accelerator.
+// TL303 gpu-never-used: a training program (a step loop with .backward()) that shows it expects
+// an accelerator (CUDA mentioned, a device option, NCCL) and never places a model or tensor on one.
 #include "rules/python/program_facts.h"
 #include "rules/python/rules.h"
 
@@ -41,12 +41,16 @@ bool provably_host(const py::ProgramModel& model, const py::Module& m, py::NodeI
 void check_gpu_never_used(RuleContext& ctx) {
   for (const py::Program* p : programs_entered_at(ctx.model, ctx.mod)) {
     if (p->uses_accelerator || !imports_prefix(*p, "torch")) continue;
+    // A program with no sign of accelerator intent (a CPU tutorial, a CartPole agent) is on the
+    // CPU on purpose.
+    if (!p->accelerator_intent) continue;
     // A device the analysis cannot see (a parameter, `self.device` filled from one, an RPC
     // worker's argument) may well be a GPU: never claim the GPU is unused then.
     bool maybe_gpu = false;
     for (const py::Module* m : p->members) {
       for (auto& c : m->calls) {
         if (maybe_gpu) break;
+        if (!ctx.model.runs_in_program(*p, *m, c.node)) continue;
         py::NodeId dev = py::kNone;
         if (c.method == "to" && c.receiver != py::kNone) dev = ctx.model.positional_arg(*m, c, 0);
         py::NodeId kw = ctx.model.keyword_arg(*m, c, "device");

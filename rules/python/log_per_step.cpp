@@ -54,8 +54,12 @@ void check_log_per_step(RuleContext& ctx) {
     if (!sc) continue;
     reported.insert(stmt);
     ctx.report_per_step(c.node,
-                        "`" + what + "(...)` runs every step: formatting and writing a log line (and any tensor "
-                        "values it reads) costs host time in the loop that feeds the GPU; log every N steps",
+                        trains_on_accelerator(ctx, &*sc)
+                            ? "`" + what + "(...)` runs every step: formatting and writing a log line (and any tensor "
+                                           "values it reads) costs host time in the loop that feeds the GPU; log every N "
+                                           "steps"
+                            : "`" + what + "(...)` runs every step: formatting and writing a log line costs time in "
+                                           "every step; log every N steps",
                         *sc);
   }
 }

@@ -6,7 +6,8 @@
 namespace tl::rules {
 namespace {
 
-bool mentions_low_precision(const py::Module& m) {
+std::vector<py::NodeId> low_precision_sites(const py::Module& m) {
+  std::vector<py::NodeId> out;
   const auto& t = m.tree;
   for (py::NodeId n = 0; n < t.size(); ++n) {
     py::K k = t.kind(n);
@@ -16,16 +17,16 @@ bool mentions_low_precision(const py::Module& m) {
       auto last = py::last_component(s);
       if (last == "bfloat16" || last == "float16" || last == "half" || last == "autocast" || last == "GradScaler" ||
           last == "amp")
-        return true;
+        out.push_back(n);
     } else if (k == py::K::String) {
       auto s = t.text(n);
       if (s.size() < 40 && (s.find("bfloat16") != std::string_view::npos || s.find("float16") != std::string_view::npos ||
                             s.find("bf16") != std::string_view::npos || s.find("fp16") != std::string_view::npos ||
                             s.find("16-mixed") != std::string_view::npos))
-        return true;
+        out.push_back(n);
     }
   }
-  return false;
+  return out;
 }
 
 }  // namespace
@@ -33,11 +34,12 @@ bool mentions_low_precision(const py::Module& m) {
 void check_no_mixed_precision(RuleContext& ctx) {
   for (const py::Program* p : programs_entered_at(ctx.model, ctx.mod)) {
     if (!p->uses_accelerator) continue;
-    bool mixed = ctx.facts.any_in_program(*p, "mentions-low-precision",
-                                          [](const py::Module& m) { return mentions_low_precision(m); });
+    // Facts of the code the program runs, not of every function its modules define.
+    bool mixed = ctx.facts.any_site_in_program(ctx.model, *p, "mentions-low-precision",
+                                               [](const py::Module& m) { return low_precision_sites(m); });
     // framework precision switches: Trainer(precision=16), Accelerator(mixed_precision=...), fp16=True
     if (!mixed)
-      mixed = any_call(*p, [&](const py::Module& m, const py::Call& c) {
+      mixed = any_call(ctx.model, *p, [&](const py::Module& m, const py::Call& c) {
         for (auto kw : {"precision", "mixed_precision", "fp16", "bf16", "amp", "use_amp"}) {
           py::NodeId v = ctx.model.keyword_arg(m, c, kw);
           if (v == py::kNone) continue;
@@ -51,7 +53,7 @@ void check_no_mixed_precision(RuleContext& ctx) {
     // Accelerator() / Fabric() without an explicit precision take it from `accelerate launch`,
     // `accelerate config` or `fabric run`: not decidable from the code.
     if (!mixed)
-      mixed = any_call(*p, [&](const py::Module& m, const py::Call& c) {
+      mixed = any_call(ctx.model, *p, [&](const py::Module& m, const py::Call& c) {
         std::string_view q = c.qname;
         bool launcher = q.rfind("accelerate.Accelerator", 0) == 0 || q == "lightning.fabric.Fabric" ||
                         q == "lightning.Fabric" || q == "lightning_fabric.Fabric";

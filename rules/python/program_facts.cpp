@@ -9,7 +9,7 @@ Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p) {
   // the first one reached every step through calls or hooks.
   auto in_module = [&](const py::Module& m) -> Anchor {
     for (auto& c : m.calls) {
-      if (!is_backward(c)) continue;
+      if (!is_backward(c) || !model.runs_in_program(p, m, c.node)) continue;
       for (const py::Loop* L = model.enclosing_loop(m, c.node); L; L = L->parent >= 0 ? &m.loops[L->parent] : nullptr)
         if (L->kind == py::LoopKind::TrainStep) return {&m, &c};
     }
@@ -17,7 +17,7 @@ Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p) {
     // `__call__`) reached only from another program's loop does not make this one train
     auto member = [&](const py::Module* x) { return std::find(p.members.begin(), p.members.end(), x) != p.members.end(); };
     for (auto& c : m.calls) {
-      if (!is_backward(c)) continue;
+      if (!is_backward(c) || !model.runs_in_program(p, m, c.node)) continue;
       auto sc = model.runs_every_step(m, c.node);
       if (sc && sc->kind == py::LoopKind::TrainStep && member(sc->loop_mod)) return {&m, &c};
       for (const py::Module* lm : p.members)
@@ -47,17 +47,19 @@ std::vector<const py::Program*> programs_entered_at(const py::ProgramModel& mode
   return out;
 }
 
-bool any_call(const py::Program& p, const std::function<bool(const py::Module&, const py::Call&)>& pred) {
+bool any_call(const py::ProgramModel& model, const py::Program& p,
+              const std::function<bool(const py::Module&, const py::Call&)>& pred) {
   for (const py::Module* m : p.members)
     for (auto& c : m->calls)
-      if (pred(*m, c)) return true;
+      if (model.runs_in_program(p, *m, c.node) && pred(*m, c)) return true;
   return false;
 }
 
-bool any_assignment(const py::Program& p, const std::function<bool(const py::Module&, py::NodeId)>& pred) {
+bool any_assignment(const py::ProgramModel& model, const py::Program& p,
+                    const std::function<bool(const py::Module&, py::NodeId)>& pred) {
   for (const py::Module* m : p.members)
     for (py::NodeId a : m->assignments)
-      if (pred(*m, a)) return true;
+      if (model.runs_in_program(p, *m, a) && pred(*m, a)) return true;
   return false;
 }
 

@@ -19,8 +19,12 @@ Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p);
 // The programs whose entry script is `m` (program-level rules run once, at the entry).
 std::vector<const py::Program*> programs_entered_at(const py::ProgramModel& model, const py::Module& m);
 
-bool any_call(const py::Program& p, const std::function<bool(const py::Module&, const py::Call&)>& pred);
-bool any_assignment(const py::Program& p, const std::function<bool(const py::Module&, py::NodeId)>& pred);
+// Facts count only the code the program runs (RULES.md "Program"): the top level of its members
+// and the functions reachable from the entry script.
+bool any_call(const py::ProgramModel& model, const py::Program& p,
+              const std::function<bool(const py::Module&, const py::Call&)>& pred);
+bool any_assignment(const py::ProgramModel& model, const py::Program& p,
+                    const std::function<bool(const py::Module&, py::NodeId)>& pred);
 bool imports_prefix(const py::Program& p, std::string_view prefix);
 
 }  // namespace tl::rules

@@ -29,10 +29,10 @@ namespace {
 // TL301 at 5:9; TL201 and TL202 at 7:10. Nothing else under the full catalog (no training loop).
 const char* kMulti = R"(import torch
 import torch.nn as nn
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
 
 model = nn.DataParallel(nn.Linear(16, 2)).cuda()
-ds = TensorDataset(torch.randn(64, 16))
+ds = torch.load("features.pt", map_location="cpu")
 loader = DataLoader(ds)
 )";
 

@@ -49,12 +49,12 @@ def train(model, optimizer, epochs=3):
 // TL201 and TL202 at 8:10 (a DataLoader without workers or pinned memory in a program that trains
 // on the GPU); under the full catalog also TL502 at 12:5.
 const char* kLoaders = R"(import torch
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader
 
 model = torch.nn.Linear(8, 1).cuda()
 optimizer = torch.optim.Adam(model.parameters())
 
-dataset = TensorDataset(torch.randn(64, 8), torch.randn(64, 1))
+dataset = torch.load("pairs.pt", map_location="cpu")
 loader = DataLoader(dataset, batch_size=16)
 for x, y in loader:
     loss = torch.nn.functional.mse_loss(model(x.cuda()), y.cuda())

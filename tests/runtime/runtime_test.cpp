@@ -862,7 +862,8 @@ TEST(RuntimeEndToEnd, TrainGoodHasNoConfirmedFinding) {
 
 namespace {
 
-// A DDP loop on the CPU (gloo), one epoch of 8 steps per rank, gc.collect() every step. `head` sets
+// A DDP loop on the CPU (gloo), one epoch of 8 steps per rank, gc.collect() every step, a
+// DataLoader without workers over a dataset that makes its samples (TL201). `head` sets
 // up the process group; the rest is the same for both launchers.
 std::string ddp_body(const std::string& head) {
   return "import gc, os, socket, sys\n"
@@ -871,14 +872,23 @@ std::string ddp_body(const std::string& head) {
          "import torch.multiprocessing as mp\n"
          "import torch.nn as nn\n"
          "from torch.nn.parallel import DistributedDataParallel as DDP\n"
-         "from torch.utils.data import DataLoader, TensorDataset\n"
+         "from torch.utils.data import DataLoader, Dataset\n"
          "from torch.utils.data.distributed import DistributedSampler\n"
+         "\n"
+         "\n"
+         "class Synthetic(Dataset):  # makes each sample when asked: loading work for TL201's probe\n"
+         "    def __len__(self):\n"
+         "        return 256\n"
+         "\n"
+         "    def __getitem__(self, i):\n"
+         "        g = torch.Generator().manual_seed(i)\n"
+         "        return torch.randn(16, generator=g), torch.randn(1, generator=g)\n"
          "\n"
          "\n"
          "def train(rank, world, port):\n" +
          head +
          "    torch.manual_seed(0)\n"
-         "    ds = TensorDataset(torch.randn(256, 16), torch.randn(256, 1))\n"
+         "    ds = Synthetic()\n"
          "    loader = DataLoader(ds, batch_size=16, sampler=DistributedSampler(ds))\n"
          "    model = DDP(nn.Linear(16, 1))\n"
          "    opt = torch.optim.SGD(model.parameters(), lr=0.01)\n"

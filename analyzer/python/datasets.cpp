@@ -1,0 +1,333 @@
+// How a DataLoader's dataset holds its samples (RULES.md TL201): in memory (a TensorDataset, or
+// a Dataset whose __getitem__ only indexes tensors/arrays built in __init__), or live state of
+// the training process (an IterableDataset that reads a replay buffer, steps an environment or
+// calls the model). Worker processes help neither: the first gains no overlap, the second would
+// iterate stale copies.
+#include <algorithm>
+#include <string>
+#include <unordered_set>
+
+#include "analyzer/python/model.h"
+
+namespace tl::py {
+
+namespace {
+
+using DS = ProgramModel::DatasetStorage;
+
+bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.compare(0, p.size(), p) == 0; }
+
+bool is_tensor_dataset(std::string_view q) {
+  return q == "torch.utils.data.TensorDataset" || q == "torch.utils.data.dataset.TensorDataset";
+}
+// Wrappers whose samples are those of their first argument.
+bool is_subset_wrapper(std::string_view q) {
+  return q == "torch.utils.data.Subset" || q == "torch.utils.data.dataset.Subset" ||
+         q == "torch.utils.data.random_split" || q == "torch.utils.data.dataset.random_split";
+}
+
+// `self.X` inside a method: X, else empty.
+std::string_view self_attr(const Tree& t, NodeId e) {
+  if (e == kNone || !t.is(e, K::Attribute)) return {};
+  NodeId o = t.field(e, F::Object), a = t.field(e, F::Attribute);
+  if (o == kNone || a == kNone || !t.is(o, K::Identifier) || t.text(o) != "self") return {};
+  return t.text(a);
+}
+
+// Calls that only convert an in-memory sample (no I/O, no decoding, no transform).
+bool conversion_call(const Call& c) {
+  static const std::unordered_set<std::string_view> fns = {
+      "torch.tensor", "torch.as_tensor", "torch.from_numpy", "torch.Tensor", "torch.LongTensor", "torch.FloatTensor",
+      "numpy.asarray", "numpy.array", "builtins.int", "builtins.float", "builtins.len", "builtins.tuple",
+      "builtins.dict", "builtins.list"};
+  if (fns.count(c.qname)) return true;
+  if (c.receiver == kNone || !c.qname.empty() || c.target) return false;
+  static const std::unordered_set<std::string_view> methods = {
+      "float", "long", "int", "double", "half", "bool", "to", "clone", "unsqueeze", "squeeze", "view", "reshape",
+      "type", "copy", "astype", "contiguous", "permute", "transpose", "flatten"};
+  return methods.count(c.method) > 0;
+}
+
+// Storage that reads from disk when indexed (h5py datasets, LMDB, zarr, memory-mapped arrays).
+bool lazy_storage(const Module& m, NodeId v) {
+  const Tree& t = m.tree;
+  if (v == kNone) return false;
+  for (NodeId n = v; n < t[v].subtree_end; ++n) {
+    if (t.is(n, K::KeywordArgument)) {
+      NodeId k = t.field(n, F::Name);
+      if (k != kNone && t.text(k) == "mmap_mode") return true;
+    }
+    if (!t.is(n, K::Call)) continue;
+    const Call* c = m.call_at(n);
+    if (!c) continue;
+    for (std::string_view p : {"h5py.", "lmdb.", "zarr.", "tables.", "numpy.memmap", "datasets.load_dataset"})
+      if (starts_with(c->qname, p)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c) const {
+  if (c.derives_from({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})) return DS::InMemory;
+  const Module& m = *c.mod;
+  const Tree& t = m.tree;
+  // State that other methods add to (a replay buffer's push) and that the iteration path reads.
+  Function* iter = c.find_method("__iter__");
+  if (!iter) iter = c.find_method("__next__");
+  if (iter && iter->cls) {
+    // the iteration path: __iter__/__next__ and the methods of the class they call
+    std::vector<const Function*> path{iter};
+    if (Function* nx = c.find_method("__next__"); nx && nx != iter) path.push_back(nx);
+    for (size_t i = 0; i < path.size() && path.size() < 12; ++i)
+      for (uint32_t ci : path[i]->calls) {
+        const Call& call = path[i]->mod->calls[ci];
+        if (call.target && call.target->cls == path[i]->cls &&
+            std::find(path.begin(), path.end(), call.target) == path.end())
+          path.push_back(call.target);
+      }
+    std::unordered_set<std::string_view> changed;  // self.X mutated by the training process
+    auto mutating = [](std::string_view meth) {
+      return meth == "append" || meth == "extend" || meth == "appendleft" || meth == "push" || meth == "insert" ||
+             meth == "add" || meth == "update" || meth == "put" || meth == "__setitem__";
+    };
+    std::vector<const Class*> lineage{&c};
+    for (size_t i = 0; i < lineage.size() && lineage.size() < 8; ++i)
+      for (const Class* b : lineage[i]->local_bases)
+        if (std::find(lineage.begin(), lineage.end(), b) == lineage.end()) lineage.push_back(b);
+    for (const Class* k : lineage)
+      for (auto& [name, f] : k->methods) {
+        if (name == "__init__" || std::find(path.begin(), path.end(), f) != path.end() || f->body == kNone) continue;
+        const Tree& ft = f->mod->tree;
+        for (NodeId n = f->body; n < ft[f->body].subtree_end; ++n) {
+          // a ring buffer's `self.memory[self.pos] = transition` (a plain re-assignment such as
+          // `set_epoch` is configuration, not live state)
+          if (ft.is(n, K::Assignment)) {
+            NodeId l = ft.field(n, F::Left);
+            if (l != kNone && ft.is(l, K::Subscript)) {
+              std::string_view a = self_attr(ft, ft.field(l, F::Value));
+              if (!a.empty()) changed.insert(a);
+            }
+          }
+        }
+        for (uint32_t ci : f->calls) {
+          const Call& call = f->mod->calls[ci];
+          std::string_view a = self_attr(ft, call.receiver);
+          if (!a.empty() && mutating(call.method)) changed.insert(a);
+        }
+      }
+    // The object held in self.X: its analysed class, from `self.X = Cls(...)` or from the
+    // argument that __init__'s callers pass for the parameter X was bound from.
+    Function* init = c.find_method("__init__");
+    auto held_classes = [&](std::string_view attr) {
+      std::vector<const Class*> out;
+      auto it = c.attr_values.find(attr);
+      if (it == c.attr_values.end()) return out;
+      for (NodeId v : it->second) {
+        if (v == kNone) continue;
+        if (t.is(v, K::Call)) {
+          if (const Call* vc = m.call_at(v); vc && vc->target_class) out.push_back(vc->target_class);
+          continue;
+        }
+        if (!t.is(v, K::Identifier) || !init) continue;
+        size_t idx = 0;
+        while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
+        if (idx == init->params.size() || idx == 0) continue;
+        for (const Call* caller : callers_of(init)) {
+          NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
+          if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
+          if (arg == kNone) continue;
+          if (const Class* k = instance_class(*caller->mod, arg)) out.push_back(k);
+          else if (type_of(*caller->mod, arg) == TypeKind::Module) out.push_back(nullptr);  // a model, not analysed
+        }
+      }
+      return out;
+    };
+    auto stateful = [&](const Class* k) {
+      if (!k) return true;  // a model held by the dataset
+      if (is_nn_module_class(*k)) return true;  // a policy network
+      // a buffer the trainer appends to
+      for (auto& [name, f] : k->methods)
+        for (uint32_t ci : f->calls) {
+          const Call& call = f->mod->calls[ci];
+          if (!self_attr(f->mod->tree, call.receiver).empty() && mutating(call.method)) return true;
+        }
+      return false;
+    };
+    for (const Function* f : path) {
+      const Tree& ft = f->mod->tree;
+      if (f->body == kNone) continue;
+      for (NodeId n = f->body; n < ft[f->body].subtree_end; ++n) {
+        std::string_view a = self_attr(ft, n);
+        if (!a.empty() && changed.count(a)) return DS::LiveState;
+      }
+      for (uint32_t ci : f->calls) {
+        const Call& call = f->mod->calls[ci];
+        // the model: an analysed nn.Module's forward, or a call of a value typed as a module
+        if (call.target && call.target->cls && call.target->name == "forward" && is_nn_module_class(*call.target->cls))
+          return DS::LiveState;
+        NodeId callee = call.callee;
+        if (callee != kNone && type_of(*f->mod, callee) == TypeKind::Module) return DS::LiveState;
+        // an environment step: env.step(action), env.reset()
+        if ((call.method == "step" || call.method == "reset") && call.receiver != kNone) {
+          std::string d = dotted_text(ft, call.receiver);
+          if (icontains(last_component(d), "env")) return DS::LiveState;
+          for (auto& o : origins(*f->mod, call.receiver))
+            if (starts_with(o, "gym.") || starts_with(o, "gymnasium.")) return DS::LiveState;
+        }
+        // a method or call of an object held by the dataset that training changes or that is a model
+        NodeId holder = call.receiver != kNone ? call.receiver : callee;
+        std::string_view a = self_attr(ft, holder);
+        if (a.empty()) continue;
+        for (const Class* k : held_classes(a))
+          if (stateful(k)) return DS::LiveState;
+      }
+    }
+  }
+  // __getitem__ that only indexes attributes built in __init__
+  Function* g = c.find_method("__getitem__");
+  if (!g || g->body == kNone) return DS::Unknown;
+  const Tree& gt = g->mod->tree;
+  bool indexes = false;
+  for (NodeId n = g->body; n < gt[g->body].subtree_end; ++n) {
+    K k = gt.kind(n);
+    if (k == K::Call) {
+      const Call* call = g->mod->call_at(n);
+      if (!call || !conversion_call(*call)) return DS::Unknown;
+    } else if (k == K::FunctionDefinition || k == K::Lambda || k == K::ClassDefinition || k == K::WithStatement ||
+               k == K::ForStatement || k == K::WhileStatement || k == K::Await) {
+      return DS::Unknown;
+    } else if (k == K::Attribute) {
+      std::string_view a = self_attr(gt, n);
+      if (a.empty()) continue;
+      if (c.methods.count(a)) return DS::Unknown;  // a method of its own (a transform, a loader)
+      const Class* owner = &c;
+      auto it = owner->attr_values.find(a);
+      if (it == owner->attr_values.end() || owner->attrs_mutated_outside_init.count(a)) return DS::Unknown;
+      for (NodeId v : it->second)
+        if (lazy_storage(m, v)) return DS::Unknown;
+      NodeId p = gt.parent(n);
+      if (p != kNone && gt.is(p, K::Subscript) && gt.field(p, F::Value) == n) indexes = true;
+      else if (p != kNone && gt.is(p, K::Attribute)) {
+        // self.df.iloc[i], self.data.x[i]
+        NodeId pp = gt.parent(p);
+        if (pp != kNone && gt.is(pp, K::Subscript) && gt.field(pp, F::Value) == p) indexes = true;
+      }
+    }
+  }
+  return indexes ? DS::InMemory : DS::Unknown;
+}
+
+ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, NodeId ds) const {
+  struct Follow {
+    const ProgramModel& pm;
+    int budget = 64;
+    // All values of `e` agree on a storage, else Unknown.
+    DS of(const Module& mm, NodeId e, int depth) {
+      const Tree& t = mm.tree;
+      if (e == kNone || depth > 8 || --budget < 0) return DS::Unknown;
+      switch (t.kind(e)) {
+        case K::ParenthesizedExpression: return of(mm, t.first_named_child(e), depth + 1);
+        case K::Call: {
+          const Call* c = mm.call_at(e);
+          if (!c) return DS::Unknown;
+          if (is_tensor_dataset(c->qname)) return DS::InMemory;
+          if (is_subset_wrapper(c->qname)) return of(mm, pm.positional_arg(mm, *c, 0), depth + 1);
+          if (c->qname == "torch.utils.data.ConcatDataset" || c->qname == "torch.utils.data.dataset.ConcatDataset") {
+            NodeId a = pm.positional_arg(mm, *c, 0);
+            if (a == kNone || !(t.is(a, K::List) || t.is(a, K::Tuple))) return DS::Unknown;
+            return all(mm, t.named_children(a), depth);
+          }
+          if (c->target_class) return pm.class_dataset_storage(*c->target_class);
+          if (c->target && c->target->body != kNone) {
+            // a factory: what it returns
+            const Function& f = *c->target;
+            const Tree& ft = f.mod->tree;
+            std::vector<NodeId> rets;
+            for (NodeId n = f.body; n < ft[f.body].subtree_end; ++n)
+              if (ft.is(n, K::ReturnStatement) && f.mod->enclosing_function(n) == &f) rets.push_back(ft.first_named_child(n));
+            return all(*f.mod, rets, depth);
+          }
+          return DS::Unknown;
+        }
+        case K::Identifier: {
+          auto* bs = pm.bindings_of(mm, e);
+          if (!bs || bs->empty()) return DS::Unknown;
+          std::vector<std::pair<const Module*, NodeId>> vals;
+          for (auto& b : *bs) {
+            if (b.kind == Binding::Kind::Assign && b.value != kNone) {
+              if (b.whole) {
+                vals.emplace_back(&mm, b.value);
+                continue;
+              }
+              // train_ds, val_ds = random_split(ds, [n1, n2])
+              if (t.is(b.value, K::Call))
+                if (const Call* c = mm.call_at(b.value); c && is_subset_wrapper(c->qname)) {
+                  vals.emplace_back(&mm, pm.positional_arg(mm, *c, 0));
+                  continue;
+                }
+              return DS::Unknown;
+            }
+            if (b.kind == Binding::Kind::Param) {
+              // a dataset passed to a helper: what every caller passes
+              Function* f = mm.enclosing_function(e);
+              if (!f) return DS::Unknown;
+              size_t idx = 0;
+              while (idx < f->params.size() && f->params[idx] != t.text(e)) ++idx;
+              const auto& callers = pm.callers_of(f);
+              if (idx == f->params.size() || callers.empty() || callers.size() > 8) return DS::Unknown;
+              for (const Call* c : callers) {
+                NodeId arg = pm.keyword_arg(*c->mod, *c, t.text(e));
+                size_t offset = (!f->params.empty() && (f->params[0] == "self" || f->params[0] == "cls") &&
+                                 (c->receiver != kNone || c->target_class))
+                                    ? 1
+                                    : 0;
+                if (arg == kNone && idx >= offset && !pm.has_splat(*c->mod, *c))
+                  arg = pm.positional_arg(*c->mod, *c, idx - offset);
+                if (arg == kNone) return DS::Unknown;
+                vals.emplace_back(c->mod, arg);
+              }
+              continue;
+            }
+            return DS::Unknown;
+          }
+          return all_of(vals, depth);
+        }
+        case K::Attribute: {
+          std::string_view a;
+          NodeId o = t.field(e, F::Object), an = t.field(e, F::Attribute);
+          if (o == kNone || an == kNone || !t.is(o, K::Identifier) || t.text(o) != "self") return DS::Unknown;
+          a = t.text(an);
+          Function* f = mm.enclosing_function(e);
+          while (f && !f->cls) f = f->outer;
+          if (!f || !f->cls) return DS::Unknown;
+          auto it = f->cls->attr_values.find(a);
+          if (it == f->cls->attr_values.end() || it->second.empty()) return DS::Unknown;
+          std::vector<std::pair<const Module*, NodeId>> vals;
+          for (NodeId v : it->second) vals.emplace_back(f->cls->mod, v);
+          return all_of(vals, depth);
+        }
+        default: return DS::Unknown;
+      }
+    }
+    DS all(const Module& mm, const std::vector<NodeId>& es, int depth) {
+      std::vector<std::pair<const Module*, NodeId>> vals;
+      for (NodeId e : es) vals.emplace_back(&mm, e);
+      return all_of(vals, depth);
+    }
+    DS all_of(const std::vector<std::pair<const Module*, NodeId>>& vals, int depth) {
+      if (vals.empty()) return DS::Unknown;
+      DS k = DS::Unknown;
+      for (size_t i = 0; i < vals.size(); ++i) {
+        DS v = of(*vals[i].first, vals[i].second, depth + 1);
+        if (v == DS::Unknown || (i > 0 && v != k)) return DS::Unknown;
+        k = v;
+      }
+      return k;
+    }
+  };
+  Follow f{*this};
+  return f.of(m, ds, 0);
+}
+
+}  // namespace tl::py

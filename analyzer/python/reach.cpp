@@ -1,0 +1,388 @@
+// Program-level passes of the model that follow the code a program runs (RULES.md "Program",
+// "Test modules", TL302, TL303): which modules are tests, which functions each program reaches
+// from its entry script, whether it shows accelerator intent, and the order in which CUDA is
+// initialised along the calls from the entry points.
+#include "analyzer/python/reach.h"
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <thread>
+
+namespace tl::py {
+
+namespace {
+
+bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.compare(0, p.size(), p) == 0; }
+bool ends_with(std::string_view s, std::string_view p) {
+  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
+}
+
+// Decorators that only wrap a function (they neither call it nor register it somewhere).
+bool wrapping_decorator(std::string_view q) {
+  if (q.empty()) return false;
+  for (std::string_view p : {"torch.", "functools.", "builtins.", "typing.", "abc.", "dataclasses.", "contextlib.",
+                             "numba.", "jax.", "pytest.", "unittest."})
+    if (starts_with(q, p)) return true;
+  return false;
+}
+
+bool in_main_guard(const Module& m, NodeId n) {
+  for (NodeId g : m.main_guards)
+    if (m.tree.contains(g, n)) return true;
+  return false;
+}
+
+// A module that only defines things (imports, defs, classes, assignments): its functions are
+// called from outside the analysis, so each of them may run.
+bool library_like(const Module& m) {
+  if (m.has_main_guard) return false;
+  const Tree& t = m.tree;
+  if (t.root() == kNone) return true;
+  for (NodeId s : t.named_children(t.root())) {
+    switch (t.kind(s)) {
+      case K::ForStatement: case K::WhileStatement: case K::WithStatement: return false;
+      case K::ExpressionStatement: {
+        NodeId e = t.first_named_child(s);
+        if (e != kNone && (t.is(e, K::Call) || t.is(e, K::Await))) return false;
+        break;
+      }
+      default: break;
+    }
+  }
+  return true;
+}
+
+template <class Fn>
+void parallel_for(size_t n, unsigned threads, Fn&& fn) {
+  if (threads <= 1 || n <= 1) {
+    for (size_t i = 0; i < n; ++i) fn(i);
+    return;
+  }
+  std::atomic<size_t> next{0};
+  std::vector<std::thread> pool;
+  unsigned k = std::min<unsigned>(threads, static_cast<unsigned>(n));
+  for (unsigned w = 0; w < k; ++w)
+    pool.emplace_back([&] {
+      for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+    });
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
+
+struct ProgramReach {
+  ProgramModel& pm;
+
+  // ---- test modules ----------------------------------------------------------------------
+  void mark_test_modules() {
+    std::unordered_set<const Function*> called;
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->calls)
+        if (c.target) called.insert(c.target);
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      std::string base = std::filesystem::path(m.path).filename().string();
+      if (ends_with(base, ".py") && (starts_with(base, "test_") || ends_with(base, "_test.py"))) {
+        m.is_test = true;
+        continue;
+      }
+      for (auto& cl : m.classes)
+        if (cl->derives_from({"unittest.TestCase", "unittest.case.TestCase", "unittest.IsolatedAsyncioTestCase"})) {
+          m.is_test = true;
+          break;
+        }
+      if (m.is_test) continue;
+      // top-level test_* functions that the module never calls itself (pytest calls them); a
+      // training script's own `test_epoch(...)` helper is called by the script.
+      for (auto& f : m.functions)
+        if (!f->outer && !f->cls && starts_with(f->name, "test_") && !called.count(f.get())) {
+          m.is_test = true;
+          break;
+        }
+    }
+  }
+
+  // ---- reachability ----------------------------------------------------------------------
+  struct Ref {
+    Function* fn = nullptr;
+    Class* cls = nullptr;
+  };
+
+  // Functions and classes referenced (not called) by code: callbacks, `mp.spawn(main_worker)`,
+  // `Thread(target=worker)`, registries (`MODELS = {"a": build_a}`), returned closures.
+  void collect_refs(const Module& m, std::vector<std::pair<NodeId, Ref>>& top,
+                    std::vector<std::pair<Function*, Ref>>& in_fn,
+                    const std::unordered_set<std::string_view>& names) const {
+    const Tree& t = m.tree;
+    for (NodeId n = 0; n < t.size(); ++n) {
+      if (!t.is(n, K::Identifier) || !names.count(t.text(n))) continue;
+      NodeId p = t.parent(n);
+      NodeId target = n;
+      if (p != kNone) {
+        K pk = t.kind(p);
+        if ((pk == K::FunctionDefinition || pk == K::ClassDefinition) && t.field(p, F::Name) == n) continue;
+        if (pk == K::KeywordArgument && t.field(p, F::Name) == n) continue;
+        if (pk == K::Parameters || pk == K::DefaultParameter || pk == K::TypedParameter ||
+            pk == K::TypedDefaultParameter)
+          if (t.field(p, F::Value) != n) continue;
+        if (pk == K::DottedName || pk == K::AliasedImport || pk == K::ImportStatement || pk == K::ImportFromStatement)
+          continue;
+        if (pk == K::Attribute) {
+          if (t.field(p, F::Attribute) != n) continue;  // the object of `a.b` is judged with `a.b`
+          target = p;
+        }
+        NodeId pp = t.parent(target);
+        if (pp != kNone && t.is(pp, K::Call) && t.field(pp, F::Function) == target) continue;  // a call
+      }
+      auto r = pm.resolve(m, target, pm.scope_at(m, target), 0);
+      Ref ref;
+      using RK = ProgramModel::Resolved::Kind;
+      if (r.kind == RK::Function) ref.fn = r.fn;
+      else if (r.kind == RK::Class || r.kind == RK::Instance) ref.cls = r.cls;
+      else continue;
+      if (Function* f = m.enclosing_function(n)) in_fn.emplace_back(f, ref);
+      else top.emplace_back(n, ref);
+    }
+  }
+
+  void reachability(unsigned threads) {
+    std::unordered_set<std::string_view> names;
+    for (Function* f : pm.functions_) names.insert(f->name);
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->classes) names.insert(c->name);
+    std::vector<std::vector<std::pair<NodeId, Ref>>> top(pm.modules_.size());
+    std::vector<std::vector<std::pair<Function*, Ref>>> in_fn_per_mod(pm.modules_.size());
+    parallel_for(pm.modules_.size(), threads,
+                 [&](size_t i) { collect_refs(*pm.modules_[i], top[i], in_fn_per_mod[i], names); });
+    std::vector<std::vector<Ref>> fn_refs(pm.functions_.size());
+    for (auto& v : in_fn_per_mod)
+      for (auto& [f, r] : v) fn_refs[f->id].push_back(r);
+    std::vector<std::vector<Function*>> nested(pm.functions_.size());
+    for (Function* f : pm.functions_)
+      if (f->outer) nested[f->outer->id].push_back(f);
+
+    for (auto& p : pm.programs_) {
+      p.reached.assign(pm.functions_.size(), 0);
+      std::deque<Function*> work;
+      auto add_fn = [&](Function* f) {
+        if (!f || p.reached[f->id]) return;
+        p.reached[f->id] = 1;
+        work.push_back(f);
+      };
+      std::function<void(Class*)> add_cls = [&](Class* c) {
+        if (!c || !p.reached_classes.insert(c).second) return;
+        for (auto& [n, f] : c->methods) add_fn(f);
+        for (Class* b : c->local_bases) add_cls(b);
+      };
+      auto add_ref = [&](const Ref& r) {
+        add_fn(r.fn);
+        add_cls(r.cls);
+      };
+      for (Module* m : p.members) {
+        bool entry = m == p.entry;
+        for (auto& c : m->calls) {
+          if (c.fn || (!entry && in_main_guard(*m, c.node))) continue;
+          add_fn(c.target);
+          add_cls(c.target_class);
+        }
+        for (auto& [n, r] : top[m->index])
+          if (entry || !in_main_guard(*m, n)) add_ref(r);
+        // registered by a decorator (`@MODELS.register_module()`, `@app.command()`): called by
+        // whoever holds the registry
+        for (auto& f : m->functions)
+          if (!f->outer && !f->cls)
+            for (auto& d : f->decorators)
+              if (!wrapping_decorator(d)) add_fn(f.get());
+        for (auto& c : m->classes) {
+          NodeId dd = m->tree.parent(c->def);
+          if (dd == kNone || !m->tree.is(dd, K::DecoratedDefinition)) continue;
+          for (NodeId d : m->tree.named_children(dd)) {
+            if (!m->tree.is(d, K::Decorator)) continue;
+            NodeId e = m->tree.first_named_child(d);
+            if (e != kNone && m->tree.is(e, K::Call)) e = m->tree.field(e, F::Function);
+            if (!wrapping_decorator(pm.qualified_name(*m, e))) add_cls(c.get());
+          }
+        }
+        // an entry script that only defines things is a library linted on its own: its callers
+        // are outside the analysis
+        if (entry && library_like(*m)) {
+          for (auto& f : m->functions) add_fn(f.get());
+          for (auto& c : m->classes) add_cls(c.get());
+        }
+      }
+      while (!work.empty()) {
+        Function* f = work.front();
+        work.pop_front();
+        for (uint32_t ci : f->calls) {
+          const Call& c = f->mod->calls[ci];
+          add_fn(c.target);
+          add_cls(c.target_class);
+        }
+        for (auto& r : fn_refs[f->id]) add_ref(r);
+        for (Function* g : nested[f->id]) add_fn(g);
+      }
+    }
+  }
+
+  // ---- accelerator intent (TL303) --------------------------------------------------------
+  static bool intent_text(std::string_view s) {
+    return icontains(s, "cuda") || icontains(s, "cudnn") || icontains(s, "nccl") || icontains(s, "gpu") ||
+           icontains(s, "torch.accelerator");
+  }
+  // Nodes of `m` that show the program expects an accelerator.
+  std::vector<NodeId> intent_sites(const Module& m) const {
+    std::vector<NodeId> out;
+    const Tree& t = m.tree;
+    for (NodeId n = 0; n < t.size(); ++n) {
+      K k = t.kind(n);
+      if (k == K::Identifier) {
+        // torch.cuda..., use_cuda, args.gpu, n_gpu, cudnn, torch.accelerator
+        auto s = t.text(n);
+        if (intent_text(s) || s == "accelerator") {
+          NodeId p = t.parent(n);
+          if (s == "accelerator" && !(p != kNone && t.is(p, K::Attribute) && starts_with(t.text(p), "torch.accelerator")))
+            continue;
+          out.push_back(n);
+        }
+      } else if (k == K::String) {
+        auto s = t.text(n);
+        if (s.size() > 60) continue;
+        std::string v = string_literal_value(t, n);
+        if (icontains(v, "cuda") || icontains(v, "nccl") || v == "mps" || v == "xpu") {
+          out.push_back(n);
+          continue;
+        }
+        // a command-line option: --gpu, --gpus, --gpu-ids, --device, --no-cuda
+        if (starts_with(v, "-") && (icontains(v, "gpu") || icontains(v, "device") || icontains(v, "cuda")))
+          out.push_back(n);
+      }
+    }
+    return out;
+  }
+
+  void intent() {
+    std::vector<std::vector<NodeId>> sites(pm.modules_.size());
+    for (auto& mp : pm.modules_) sites[mp->index] = intent_sites(*mp);
+    for (auto& p : pm.programs_) {
+      for (Module* m : p.members) {
+        for (NodeId n : sites[m->index])
+          if (pm.runs_in_program(p, *m, n)) {
+            p.accelerator_intent = true;
+            break;
+          }
+        if (p.accelerator_intent) break;
+      }
+    }
+  }
+
+  // ---- CUDA initialisation in execution order (TL302) ------------------------------------
+  struct Walk {
+    ProgramModel& pm;
+    const Call* init = nullptr;            // the call that surely initialised CUDA on this path
+    std::vector<uint8_t> seen;             // per function: states (init known, conditional) walked
+    std::vector<const Call*> effect;       // per function: the init it performs when called unconditionally
+  };
+
+  // Is `n` inside a branch, loop, handler, nested def or lambda between it and `top`? The entry
+  // script's `if __name__ == "__main__":` runs unconditionally.
+  static bool conditional(const Module& m, NodeId n, NodeId top) {
+    const Tree& t = m.tree;
+    for (NodeId p = t.parent(n); p != kNone && p != top; p = t.parent(p)) {
+      switch (t.kind(p)) {
+        case K::IfStatement:
+          if (std::find(m.main_guards.begin(), m.main_guards.end(), p) != m.main_guards.end()) break;
+          return true;
+        case K::ElifClause: case K::ElseClause: case K::ExceptClause: case K::CaseClause:
+        case K::ConditionalExpression: case K::BooleanOperator: case K::FunctionDefinition: case K::Lambda:
+        case K::ClassDefinition: case K::WhileStatement:
+          return true;
+        default: break;
+      }
+    }
+    return false;
+  }
+
+  void walk_body(Walk& w, const Module& m, const Function* f, bool cond, bool skip_main, int depth) {
+    std::vector<const Call*> cs;
+    if (f) {
+      for (uint32_t ci : f->calls) cs.push_back(&m.calls[ci]);
+    } else {
+      for (auto& c : m.calls)
+        if (!c.fn && !(skip_main && in_main_guard(m, c.node))) cs.push_back(&c);
+    }
+    // evaluation order: arguments (which end first) before the call that takes them
+    std::sort(cs.begin(), cs.end(), [&](const Call* a, const Call* b) { return m.tree[a->node].end < m.tree[b->node].end; });
+    NodeId top = f ? f->body : m.tree.root();
+    for (const Call* c : cs) {
+      bool cnd = cond || conditional(m, c->node, top);
+      if (c->target && depth < 10) enter(w, c->target, cnd, depth + 1);
+      if (!cnd && !w.init && pm.initialises_cuda(m, *c)) w.init = c;
+    }
+  }
+
+  void enter(Walk& w, const Function* f, bool cond, int depth) {
+    if (f->body == kNone) return;
+    uint8_t state = static_cast<uint8_t>(1u << ((w.init ? 1 : 0) | (cond ? 2 : 0)));
+    // only an unconditional entry surely comes after the initialisation (a validation helper
+    // that calls `select_device` only when it runs on its own is not entered that way)
+    if (w.init && !cond && !pm.cuda_init_at_entry_[f->id]) pm.cuda_init_at_entry_[f->id] = w.init;
+    if (w.seen[f->id] & state) {
+      if (!w.init && !cond && w.effect[f->id]) w.init = w.effect[f->id];
+      return;
+    }
+    w.seen[f->id] |= state;
+    bool was_init = w.init != nullptr;
+    walk_body(w, *f->mod, f, cond, false, depth);
+    if (!was_init && !cond && w.init) w.effect[f->id] = w.init;
+  }
+
+  void cuda_order() {
+    pm.cuda_init_at_entry_.assign(pm.functions_.size(), nullptr);
+    for (auto& p : pm.programs_) {
+      if (!p.entry || p.entry->is_test) continue;
+      Walk w{pm, nullptr, std::vector<uint8_t>(pm.functions_.size(), 0),
+             std::vector<const Call*>(pm.functions_.size(), nullptr)};
+      // imported modules' top levels run first (at their imports), then the entry script
+      for (Module* m : p.members)
+        if (m != p.entry) walk_body(w, *m, nullptr, false, true, 0);
+      walk_body(w, *p.entry, nullptr, false, false, 0);
+    }
+  }
+};
+
+void mark_test_modules(ProgramModel& pm) { ProgramReach{pm}.mark_test_modules(); }
+void compute_reachability(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.reachability(threads); }
+void compute_accelerator_intent(ProgramModel& pm) { ProgramReach{pm}.intent(); }
+void compute_cuda_init_order(ProgramModel& pm) { ProgramReach{pm}.cuda_order(); }
+
+bool ProgramModel::runs_in_program(const Program& p, const Module& m, NodeId node) const {
+  if (const Function* f = m.enclosing_function(node)) return p.reaches(f);
+  bool member = false;
+  for (uint32_t id : m.programs) member |= id == p.id;
+  if (!member) return false;
+  return &m == p.entry || !in_main_guard(m, node);
+}
+
+bool ProgramModel::initialises_cuda(const Module& m, const Call& c) const {
+  std::string_view q = c.qname;
+  if (q == "torch.cuda.set_device" || q == "torch.cuda.synchronize" || q == "torch.cuda.init" ||
+      q == "torch.cuda.current_device" || q == "torch.cuda.get_device_name" || q == "torch.cuda.mem_get_info" ||
+      q == "torch.cuda.get_device_properties")
+    return true;
+  if (c.method == "cuda" && c.receiver != kNone) return true;
+  if (c.method == "to" && c.receiver != kNone) {
+    NodeId d = positional_arg(m, c, 0);
+    if (d == kNone) d = keyword_arg(m, c, "device");
+    if (d != kNone && is_accelerator_device(m, d)) return true;
+  }
+  if (starts_with(q, "torch.")) {
+    NodeId d = keyword_arg(m, c, "device");
+    if (d != kNone && mentions_accelerator(m.tree, d)) return true;
+  }
+  return false;
+}
+
+}  // namespace tl::py

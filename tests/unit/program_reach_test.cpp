@@ -1,0 +1,358 @@
+// The model's program-level notions from RULES.md: a program's facts come from the code it runs
+// (reachability from the entry script), test modules, accelerator intent, dataset storage (TL201)
+// and CUDA initialisation in execution order (TL302); and per-step messages that follow the
+// program's facts.
+#include <gtest/gtest.h>
+
+#include "analyzer/python/model.h"
+#include "support/test_support.h"
+
+using namespace tl;
+using namespace tl::py;
+using namespace tl::test;
+
+namespace {
+
+ProgramModel build(const std::vector<std::pair<std::string, std::string>>& files) {
+  std::vector<std::unique_ptr<SourceFile>> srcs;
+  for (auto& [p, t] : files) srcs.push_back(std::make_unique<SourceFile>(p, t));
+  return ProgramModel::build(std::move(srcs), 2);
+}
+
+const Module& mod(const ProgramModel& pm, const std::string& path) {
+  for (auto& m : pm.modules())
+    if (m->path == path) return *m;
+  throw std::runtime_error("no module " + path);
+}
+
+const Program& program_of(const ProgramModel& pm, const std::string& entry) {
+  for (auto& p : pm.programs())
+    if (p.entry && p.entry->path == entry) return p;
+  throw std::runtime_error("no program entered at " + entry);
+}
+
+const Function& fn(const ProgramModel& pm, const std::string& path, const std::string& qualname) {
+  for (auto& f : mod(pm, path).functions)
+    if (f->qualname == qualname) return *f;
+  throw std::runtime_error("no function " + qualname);
+}
+
+// The first node of `path` whose text starts with `prefix`.
+NodeId node_at(const ProgramModel& pm, const std::string& path, const std::string& prefix) {
+  const Module& m = mod(pm, path);
+  for (auto& c : m.calls)
+    if (m.tree.text(c.node).substr(0, prefix.size()) == prefix) return c.node;
+  throw std::runtime_error("no call " + prefix);
+}
+
+const char* const kLib = R"(import torch
+
+
+def decode(x):
+    return x * 2
+
+
+def to_gpu(x):
+    return x.cuda()
+
+
+def registered_worker(x):
+    return x.cuda()
+
+
+class Prefetcher:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def __iter__(self):
+        for b in self.loader:
+            yield b.cuda(non_blocking=True)
+
+
+class Trainer:
+    def __init__(self, model):
+        self.model = model
+
+    def fit(self):
+        self._place()
+
+    def _place(self):
+        self.model.cuda()
+
+
+if __name__ == "__main__":
+    to_gpu(torch.zeros(1))
+)";
+
+}  // namespace
+
+TEST(ProgramReach, OnlyFunctionsReachableFromTheEntryCount) {
+  auto pm = build({{"lib.py", kLib},
+                   {"infer.py", "from lib import decode\nimport numpy as np\n\nif __name__ == '__main__':\n    print(decode(np.ones(3)))\n"},
+                   {"spawn.py", "import torch.multiprocessing as mp\nfrom lib import registered_worker\n\n"
+                                "if __name__ == '__main__':\n    mp.spawn(registered_worker, nprocs=2)\n"},
+                   {"fit.py", "from lib import Trainer\nimport torch\n\nTrainer(torch.nn.Linear(2, 2)).fit()\n"}});
+  const Program& infer = program_of(pm, "infer.py");
+  EXPECT_TRUE(infer.reaches(&fn(pm, "lib.py", "decode")));
+  EXPECT_FALSE(infer.reaches(&fn(pm, "lib.py", "to_gpu")));  // only the library's own __main__ calls it
+  EXPECT_FALSE(infer.reaches(&fn(pm, "lib.py", "Prefetcher.__iter__")));
+  EXPECT_FALSE(infer.uses_accelerator);
+  // a function handed to an unknown callee may run
+  const Program& spawn = program_of(pm, "spawn.py");
+  EXPECT_TRUE(spawn.reaches(&fn(pm, "lib.py", "registered_worker")));
+  EXPECT_TRUE(spawn.uses_accelerator);
+  // a class built by the program: its methods, reached through `self`
+  const Program& fit = program_of(pm, "fit.py");
+  EXPECT_TRUE(fit.reaches(&fn(pm, "lib.py", "Trainer._place")));
+  EXPECT_FALSE(fit.reaches(&fn(pm, "lib.py", "to_gpu")));
+  EXPECT_TRUE(fit.uses_accelerator);
+  // the top level of an imported module runs, its __main__ block does not
+  NodeId main_call = node_at(pm, "lib.py", "to_gpu(torch.zeros(1))");
+  EXPECT_FALSE(pm.runs_in_program(infer, mod(pm, "lib.py"), main_call));
+}
+
+TEST(ProgramReach, ALibraryLintedAloneHasCallersOutsideTheAnalysis) {
+  // Nothing imports it and it only defines things: each of its functions may be called.
+  auto pm = build({{"engine.py", "import torch\n\n\ndef train_one_epoch(model, loader):\n    model.cuda()\n"}});
+  const Program& p = program_of(pm, "engine.py");
+  EXPECT_TRUE(p.reaches(&fn(pm, "engine.py", "train_one_epoch")));
+  EXPECT_TRUE(p.uses_accelerator);
+}
+
+TEST(ProgramReach, DecoratorRegistrationAndCallbacksAreReachable) {
+  auto pm = build({{"models.py", R"(import torch
+from registry import MODELS
+
+
+@MODELS.register("gpu_net")
+def build_gpu_net():
+    return torch.nn.Linear(2, 2).cuda()
+
+
+@torch.no_grad()
+def unused_eval(model):
+    return model.cuda()
+)"},
+                   {"registry.py", "class Registry:\n    def register(self, name):\n        return lambda f: f\n\n\nMODELS = Registry()\n"},
+                   {"run.py", "import models\nfrom registry import MODELS\n\nif __name__ == '__main__':\n    print(MODELS)\n"}});
+  const Program& p = program_of(pm, "run.py");
+  EXPECT_TRUE(p.reaches(&fn(pm, "models.py", "build_gpu_net")));
+  EXPECT_FALSE(p.reaches(&fn(pm, "models.py", "unused_eval")));  // torch.no_grad only wraps it
+}
+
+TEST(TestModules, RecognisedByNameTestCaseOrUncalledTestFunctions) {
+  auto pm = build({{"test_data.py", "import torch\n\n\ndef helper():\n    return 1\n"},
+                   {"data_test.py", "x = 1\n"},
+                   {"checks.py", "import unittest\n\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n"},
+                   {"pytest_style.py", "def test_shapes():\n    assert True\n"},
+                   {"train.py", R"(import torch
+
+
+def test_epoch(model, loader):
+    for x, y in loader:
+        model(x)
+
+
+def main(model, loader):
+    for epoch in range(3):
+        test_epoch(model, loader)
+
+
+if __name__ == "__main__":
+    main(None, [])
+)"}});
+  EXPECT_TRUE(mod(pm, "test_data.py").is_test);
+  EXPECT_TRUE(mod(pm, "data_test.py").is_test);
+  EXPECT_TRUE(mod(pm, "checks.py").is_test);
+  EXPECT_TRUE(mod(pm, "pytest_style.py").is_test);
+  EXPECT_FALSE(mod(pm, "train.py").is_test);  // its test_* helper is called by the script
+  EXPECT_FALSE(mod(pm, "test_data.py").is_entry);
+  EXPECT_TRUE(mod(pm, "test_data.py").programs.empty());
+}
+
+TEST(TestModules, TheirLoopsAreNotStepLoops) {
+  auto pm = build({{"test_train.py", R"(import torch
+
+
+def test_steps():
+    model = torch.nn.Linear(2, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loader = [(torch.randn(4, 2), torch.randn(4, 1))]
+    for x, y in loader:
+        loss = (model(x) - y).pow(2).mean()
+        loss.backward()
+        opt.step()
+)"}});
+  for (auto& L : mod(pm, "test_train.py").loops) EXPECT_EQ(L.kind, LoopKind::Other);
+}
+
+TEST(TestModules, OnlyCorrectnessRulesReport) {
+  auto r = lint_texts({{"test_gpu.py", R"(import torch
+
+
+def test_transfer():
+    x = torch.randn(3)
+    x.cuda()
+    model = torch.nn.Linear(3, 1).cuda()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        loss = model(x.cuda()).sum()
+        loss.backward()
+        opt.step()
+        print(loss.item())
+)"}});
+  ASSERT_FALSE(r.findings.empty());
+  for (auto& f : r.findings) EXPECT_EQ(f.code.substr(0, 3), "TL4") << f.code << ": " << f.message;
+}
+
+TEST(AcceleratorIntent, MentionsOfCudaOptionsAndNccl) {
+  auto pm = build({{"cpu.py", "import torch\nfor i in range(3):\n    torch.randn(2).sum()\n"},
+                   {"opt.py", "import argparse\np = argparse.ArgumentParser()\np.add_argument('--gpu', type=int, default=0)\n"},
+                   {"nccl.py", "import torch.distributed as dist\ndist.init_process_group(backend='nccl')\n"},
+                   {"avail.py", "import torch\nprint(torch.cuda.is_available())\n"},
+                   {"lib_only.py", "import torch\n\n\ndef never():\n    return torch.cuda.device_count()\n"},
+                   {"uses_lib.py", "import lib_only\nimport torch\nprint(torch.ones(1))\n"}});
+  EXPECT_FALSE(program_of(pm, "cpu.py").accelerator_intent);
+  EXPECT_TRUE(program_of(pm, "opt.py").accelerator_intent);
+  EXPECT_TRUE(program_of(pm, "nccl.py").accelerator_intent);
+  EXPECT_TRUE(program_of(pm, "avail.py").accelerator_intent);
+  EXPECT_FALSE(program_of(pm, "uses_lib.py").accelerator_intent);  // the mention never runs
+}
+
+TEST(DatasetStorage, InMemoryLiveStateAndUnknown) {
+  auto pm = build({{"d.py", R"(import numpy as np
+import torch
+from PIL import Image
+from torch.utils.data import DataLoader, Dataset, IterableDataset, TensorDataset, random_split
+
+
+class Mem(Dataset):
+    def __init__(self):
+        self.x = torch.randn(64, 3)
+        self.y = np.load("y.npy")
+
+    def __len__(self):
+        return 64
+
+    def __getitem__(self, i):
+        return self.x[i], torch.as_tensor(self.y[i]).float()
+
+
+class Files(Dataset):
+    def __init__(self, files):
+        self.files = files
+
+    def __getitem__(self, i):
+        return Image.open(self.files[i])
+
+
+class Buffer:
+    def __init__(self):
+        self.items = []
+
+    def push(self, item):
+        self.items.append(item)
+
+    def sample(self):
+        return self.items[-1]
+
+
+class Replay(IterableDataset):
+    def __init__(self, buffer):
+        self.buffer = buffer
+
+    def __iter__(self):
+        yield self.buffer.sample()
+
+
+class Stream(IterableDataset):
+    def __init__(self, paths):
+        self.paths = paths
+
+    def __iter__(self):
+        for p in self.paths:
+            yield np.load(p)
+
+
+buf = Buffer()
+ds = TensorDataset(torch.randn(8, 2))
+a, b = random_split(ds, [4, 4])
+DataLoader(Mem())
+DataLoader(a)
+DataLoader(Files(["x.jpg"]))
+DataLoader(Replay(buf))
+DataLoader(Stream(["s.npy"]))
+)"}});
+  const Module& m = mod(pm, "d.py");
+  auto storage = [&](const std::string& prefix) {
+    const Call* c = m.call_at(node_at(pm, "d.py", prefix));
+    return pm.dataset_storage(m, pm.positional_arg(m, *c, 0));
+  };
+  using DS = ProgramModel::DatasetStorage;
+  EXPECT_EQ(storage("DataLoader(Mem())"), DS::InMemory);
+  EXPECT_EQ(storage("DataLoader(a)"), DS::InMemory);
+  EXPECT_EQ(storage("DataLoader(Files("), DS::Unknown);
+  EXPECT_EQ(storage("DataLoader(Replay("), DS::LiveState);
+  EXPECT_EQ(storage("DataLoader(Stream("), DS::Unknown);
+}
+
+TEST(CudaOrder, FollowsTheCallsFromTheEntry) {
+  auto pm = build({{"env.py", "import os\n\n\ndef select(d):\n    os.environ['CUDA_VISIBLE_DEVICES'] = d\n"},
+                   {"models.py", "import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2).cuda()\n"},
+                   {"good.py", "from env import select\nfrom models import build\n\n\ndef main():\n    select('0')\n    build()\n\n\n"
+                               "if __name__ == '__main__':\n    main()\n"}});
+  EXPECT_EQ(pm.cuda_initialised_before(&fn(pm, "env.py", "select")), nullptr);
+  auto pm2 = build({{"env.py", "import os\n\n\ndef select(d):\n    os.environ['CUDA_VISIBLE_DEVICES'] = d\n"},
+                    {"models.py", "import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2).cuda()\n"},
+                    {"bad.py", "from env import select\nfrom models import build\n\n\ndef main():\n    build()\n    select('0')\n\n\n"
+                               "if __name__ == '__main__':\n    main()\n"}});
+  const Call* init = pm2.cuda_initialised_before(&fn(pm2, "env.py", "select"));
+  ASSERT_NE(init, nullptr);
+  EXPECT_EQ(init->mod->path, "models.py");  // the real first CUDA site, not the call of build()
+  EXPECT_EQ(init->method, "cuda");
+}
+
+TEST(CudaOrder, TheNoteNamesTheRealFirstCudaSite) {
+  auto r = lint_texts({{"env.py", "import os\n\n\ndef select(d):\n    os.environ['CUDA_VISIBLE_DEVICES'] = d\n"},
+                       {"models.py", "import torch\n\n\ndef build():\n    return torch.nn.Linear(2, 2).cuda()\n"},
+                       {"bad.py", "from env import select\nfrom models import build\n\n\ndef main():\n    build()\n    select('0')\n\n\n"
+                                  "if __name__ == '__main__':\n    main()\n"}},
+                      {"TL302"});
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].path, "env.py");
+  ASSERT_EQ(r.findings[0].notes.size(), 1u);
+  EXPECT_EQ(r.findings[0].notes[0].path, "models.py");
+  EXPECT_EQ(r.findings[0].notes[0].range.start.line, 5u);
+}
+
+TEST(Messages, PerStepMessagesFollowTheProgram) {
+  std::string gpu = kTrainGc;
+  std::string cpu = gpu;
+  for (std::string s : {"    model = model.cuda()\n", "            x, y = x.cuda(non_blocking=True), y.cuda(non_blocking=True)\n"})
+    cpu.erase(cpu.find(s), s.size());
+  auto rg = lint_texts({{"train.py", gpu}}, {"TL101"});
+  auto rc = lint_texts({{"train.py", cpu}}, {"TL101"});
+  ASSERT_EQ(rg.findings.size(), 1u);
+  ASSERT_EQ(rc.findings.size(), 1u);
+  EXPECT_NE(rg.findings[0].message.find("GPU"), std::string::npos);
+  EXPECT_EQ(rc.findings[0].message.find("GPU"), std::string::npos) << rc.findings[0].message;
+  EXPECT_NE(rc.findings[0].message.find("step's time"), std::string::npos);
+  // TL201 and TL203 too
+  auto loader_cpu = lint_texts({{"t.py", R"(import torch
+from torch.utils.data import DataLoader
+
+
+def main(ds, model, opt):
+    loader = DataLoader(ds, batch_size=8, num_workers=4)
+    plain = DataLoader(ds, batch_size=8)
+    for epoch in range(3):
+        for x, y in loader:
+            loss = model(x).sum()
+            loss.backward()
+            opt.step()
+    return plain
+)"}},
+                               {"TL201", "TL203"});
+  ASSERT_EQ(loader_cpu.findings.size(), 2u);
+  for (auto& f : loader_cpu.findings) EXPECT_EQ(f.message.find("GPU"), std::string::npos) << f.message;
+}
