@@ -211,12 +211,19 @@ struct Program {
   // Facts of the code the program runs (RULES.md "Program"): the top level of its members and
   // the functions reachable from it through calls and references.
   bool uses_accelerator = false;
+  // Where the program shows it (a placement call, a Lightning module, a name bound to a device):
+  // for notes that say why a program counts as training on an accelerator. Null when unknown.
+  const Module* accel_mod = nullptr;
+  NodeId accel_node = kNone;
   bool has_opt_step = false;
   bool has_backward = false;
   // It shows it expects an accelerator (RULES.md TL303): torch.cuda.*, a "cuda" device string,
   // torch.accelerator, a --cuda/--gpu/--device option, the NCCL backend.
   bool accelerator_intent = false;
   std::vector<char> reached;                       // per function id: runs when the program runs
+  // Branches of reached functions that never run in this program: `if use_prefetcher:` in a
+  // library function that every caller of the program calls with `use_prefetcher=False`.
+  std::unordered_map<const Module*, std::vector<NodeId>> dead_branches;
   std::unordered_set<const Class*> reached_classes;  // classes referenced by code the program runs
   bool reaches(const Function* f) const { return f && f->id < reached.size() && reached[f->id]; }
 };
@@ -418,6 +425,11 @@ class ProgramModel {
 // Does the expression mention an accelerator device (a "cuda"/"mps"/"xpu" string,
 // current_accelerator(), accelerator.device)? Syntactic; names are judged by the model.
 bool mentions_accelerator(const Tree& t, NodeId v);
+
+// Names that hold configuration or a framework handle (`args.device`, `self.device`,
+// `trainer.device`): their `.device` is a device setting, judged by name like any device; the
+// `.device` of any other value (`x.device`) follows that value's placement.
+bool config_like_name(std::string_view n);
 
 // Small syntax helpers shared by the model and rules.
 std::string_view last_component(std::string_view dotted);

@@ -477,7 +477,12 @@ struct ModelBuilder {
           if (d == kNone) continue;
           if (mentions_accelerator(t, d)) mf.accel.push_back(c.node);
           std::string dt = dotted_text(t, d);
-          if (!dt.empty()) mf.used_device_names.emplace_back(c.node, std::string(last_component(dt)));
+          // `device=x.device` follows x: it places nothing that x's own placement did not
+          bool follows_value = false;
+          if (t.is(d, K::Attribute))
+            if (NodeId obj = t.field(d, F::Object); obj != kNone && t.is(obj, K::Identifier) && !config_like_name(t.text(obj)))
+              follows_value = true;
+          if (!dt.empty() && !follows_value) mf.used_device_names.emplace_back(c.node, std::string(last_component(dt)));
           if (t.is(d, K::Call))
             if (const Call* dc = m.call_at(d); dc && dc->target && device_fns.count(dc->target))
               mf.accel.push_back(c.node);
@@ -491,17 +496,30 @@ struct ModelBuilder {
       for (Module* m : p.members) pm.accel_names_[p.id].insert(names[m->index].begin(), names[m->index].end());
       bool accel = false;
       bool lightning = false, lightning_cpu = false;
-      auto any_runs = [&](const Module& m, const std::vector<NodeId>& sites) {
+      auto any_runs = [&](const Module& m, const std::vector<NodeId>& sites, bool accel_sites = false) {
         for (NodeId n : sites)
-          if (pm.runs_in_program(p, m, n)) return true;
+          if (pm.runs_in_program(p, m, n)) {
+            if (accel_sites && !p.accel_mod) {
+              p.accel_mod = &m;
+              p.accel_node = n;
+            }
+            return true;
+          }
         return false;
       };
       for (Module* m : p.members) {
         const ModuleFacts& mf = facts[m->index];
         p.has_opt_step |= any_runs(*m, mf.opt);
         p.has_backward |= any_runs(*m, mf.backward);
-        accel = accel || any_runs(*m, mf.accel);
-        for (const Class* cl : mf.lightning) lightning |= p.reached_classes.count(cl) > 0;
+        accel = accel || any_runs(*m, mf.accel, true);
+        for (const Class* cl : mf.lightning)
+          if (p.reached_classes.count(cl) && !lightning) {
+            lightning = true;
+            if (!p.accel_mod) {
+              p.accel_mod = m;
+              p.accel_node = cl->def;
+            }
+          }
         lightning_cpu |= mf.lightning_cpu;
       }
       if (lightning && !lightning_cpu) accel = true;
@@ -512,12 +530,18 @@ struct ModelBuilder {
           for (Module* n : p.members)
             if (names[n->index].count(used)) {
               accel = true;
+              p.accel_mod = m;
+              p.accel_node = site;
               break;
             }
           if (accel) break;
         }
       }
       p.uses_accelerator = accel;
+      if (!accel) {
+        p.accel_mod = nullptr;
+        p.accel_node = kNone;
+      }
     }
   }
 

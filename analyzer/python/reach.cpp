@@ -164,7 +164,192 @@ struct ProgramReach {
     for (Function* f : pm.functions_)
       if (f->outer) nested[f->outer->id].push_back(f);
 
+    std::vector<std::vector<const Call*>> direct_callers(pm.functions_.size());
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->calls)
+        if (c.target) direct_callers[c.target->id].push_back(&c);
+    std::vector<char> referenced(pm.functions_.size(), 0);
+    for (auto& v : in_fn_per_mod)
+      for (auto& [f, r] : v)
+        if (r.fn) referenced[r.fn->id] = 1;
+    for (auto& v : top)
+      for (auto& [n, r] : v)
+        if (r.fn) referenced[r.fn->id] = 1;
+
     for (auto& p : pm.programs_) {
+      reach_program(p, top, fn_refs, nested);
+      if (find_dead_branches(p, direct_callers, referenced)) {
+        p.reached_classes.clear();
+        reach_program(p, top, fn_refs, nested);  // the branches' calls no longer count
+      }
+    }
+  }
+
+  static bool in_dead_branch(const Program& p, const Module& m, NodeId n) {
+    if (p.dead_branches.empty()) return false;
+    auto it = p.dead_branches.find(&m);
+    if (it == p.dead_branches.end()) return false;
+    for (NodeId b : it->second)
+      if (m.tree.contains(b, n)) return true;
+    return false;
+  }
+
+  // The index of parameter `name` among the positional arguments of `f`'s callers, or -1 when it
+  // cannot be passed by position (after `*args` or `*`).
+  static int positional_index(const Function& f, std::string_view name) {
+    const Tree& t = f.mod->tree;
+    NodeId ps = t.field(f.def, F::Parameters);
+    if (ps == kNone) return -1;
+    int i = 0;
+    for (NodeId c : t.named_children(ps)) {
+      K k = t.kind(c);
+      // after `*args` or a bare `*` the parameters are keyword-only; `/` ends the positional-only ones
+      if (k == K::ListSplatPattern || k == K::DictionarySplatPattern || (k == K::Other && t.text(c) == "*")) return -1;
+      if (k == K::Other) continue;
+      NodeId id = c;
+      if (k == K::DefaultParameter || k == K::TypedParameter || k == K::TypedDefaultParameter) {
+        id = t.field(c, F::Name);
+        if (id == kNone || !t.is(id, K::Identifier)) id = t.first_named_child(c);
+      }
+      if (id != kNone && t.is(id, K::Identifier) && t.text(id) == name) return i;
+      ++i;
+    }
+    return -1;
+  }
+
+  // The values a parameter of `f` takes in program `p`: from every call of `f` in code the
+  // program runs (the default where a call leaves it out). Unknown when `f` is also referenced as
+  // a value (its callers are unknown), has no caller in the program, or a call is not plain.
+  ValueSet param_values(const Program& p, const Function& f, std::string_view name,
+                        const std::vector<const Call*>& callers) const {
+    ValueSet out;
+    const Binding* param = nullptr;
+    if (auto* bs = f.scope.find_local(name)) {
+      for (auto& b : *bs) {
+        if (b.kind != Binding::Kind::Param) {
+          out.unknown = true;  // reassigned in the body
+          return out;
+        }
+        param = &b;
+      }
+    }
+    if (!param) {
+      out.unknown = true;
+      return out;
+    }
+    int idx = positional_index(f, name);
+    size_t runs = 0;
+    for (const Call* c : callers) {
+      const Module& cm = *c->mod;
+      bool in_program = c->fn ? p.reaches(c->fn) : runs_top_level(p, cm, c->node);
+      if (!in_program || in_dead_branch(p, cm, c->node)) continue;
+      ++runs;
+      size_t implicit = ProgramModel::implicit_args(*c, f);
+      int pos = idx < 0 || static_cast<size_t>(idx) < implicit ? -1 : idx - static_cast<int>(implicit);
+      if (idx >= 0 && static_cast<size_t>(idx) < implicit) {
+        out.unknown = true;
+        return out;
+      }
+      ValueSet v = pm.keyword_values(cm, *c, name, pos);
+      if (v.maybe_absent) {
+        if (param->default_value == kNone) {
+          out.unknown = true;
+          return out;
+        }
+        v.maybe_absent = false;
+        v.merge(pm.eval(*f.mod, param->default_value));
+      }
+      out.merge(v);
+      if (out.unknown) return out;
+    }
+    if (!runs) out.unknown = true;
+    return out;
+  }
+
+  static bool runs_top_level(const Program& p, const Module& m, NodeId n) {
+    bool member = false;
+    for (uint32_t id : m.programs) member |= id == p.id;
+    return member && (&m == p.entry || !in_main_guard(m, n));
+  }
+
+  // Branches guarded by a parameter (`if flag:`, `if not flag:`, `if x is None:`) that every
+  // caller in the program fixes so that the branch cannot run. Only plain module-level
+  // functions (their callers are all visible as calls). Returns whether any was found.
+  bool find_dead_branches(Program& p, const std::vector<std::vector<const Call*>>& callers,
+                          const std::vector<char>& referenced) {
+    bool any = false;
+    for (Function* f : pm.functions_) {
+      if (!p.reaches(f) || f->cls || f->outer || referenced[f->id] || !f->decorators.empty()) continue;
+      if (callers[f->id].empty()) continue;
+      const Tree& t = f->mod->tree;
+      std::vector<NodeId> stack{f->body};
+      while (!stack.empty()) {
+        NodeId n = stack.back();
+        stack.pop_back();
+        if (n == kNone) continue;
+        K k = t.kind(n);
+        if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) continue;
+        if (k == K::IfStatement) {
+          if (auto dead = dead_parts(p, *f, n, callers[f->id]); !dead.empty()) {
+            auto& v = p.dead_branches[f->mod];
+            v.insert(v.end(), dead.begin(), dead.end());
+            any = true;
+          }
+        }
+        for (NodeId c : t.named_children(n)) stack.push_back(c);
+      }
+    }
+    return any;
+  }
+
+  // The parts of `if_stmt` that cannot run: its consequence when the condition is always false,
+  // its elif/else clauses when it is always true.
+  std::vector<NodeId> dead_parts(const Program& p, const Function& f, NodeId if_stmt,
+                                 const std::vector<const Call*>& callers) const {
+    const Tree& t = f.mod->tree;
+    NodeId cond = t.field(if_stmt, F::Condition);
+    while (cond != kNone && t.is(cond, K::ParenthesizedExpression)) cond = t.first_named_child(cond);
+    if (cond == kNone) return {};
+    bool negate = false;
+    enum class Test { Truth, IsNone, IsNotNone } test = Test::Truth;
+    NodeId name = cond;
+    if (t.is(cond, K::NotOperator)) {
+      negate = true;
+      name = t.field(cond, F::Argument);
+    } else if (t.is(cond, K::ComparisonOperator)) {
+      auto kids = t.named_children(cond);
+      if (kids.size() != 2 || !t.is(kids[1], K::None)) return {};
+      std::string_view op = t.operator_text(cond);
+      if (op == "is") test = Test::IsNone;
+      else if (op == "is not" || op == "isnot") test = Test::IsNotNone;
+      else return {};
+      name = kids[0];
+    }
+    if (name == kNone || !t.is(name, K::Identifier)) return {};
+    ValueSet vs = param_values(p, f, t.text(name), callers);
+    if (vs.unknown || vs.values.empty()) return {};
+    bool all_true = true, all_false = true;
+    for (auto& l : vs.values) {
+      bool v = test == Test::Truth ? vs.is_truthy_literal(l)
+             : test == Test::IsNone ? l.kind == Literal::Kind::None
+                                    : l.kind != Literal::Kind::None;
+      if (negate) v = !v;
+      (v ? all_false : all_true) = false;
+    }
+    std::vector<NodeId> out;
+    if (all_false) {
+      if (NodeId body = t.field(if_stmt, F::Consequence); body != kNone) out.push_back(body);
+    } else if (all_true) {
+      for (NodeId c : t.named_children(if_stmt))
+        if (t.is(c, K::ElifClause) || t.is(c, K::ElseClause)) out.push_back(c);
+    }
+    return out;
+  }
+
+  void reach_program(Program& p, const std::vector<std::vector<std::pair<NodeId, Ref>>>& top,
+                     const std::vector<std::vector<Ref>>& fn_refs,
+                     const std::vector<std::vector<Function*>>& nested) {
+    {
       p.reached.assign(pm.functions_.size(), 0);
       std::deque<Function*> work;
       auto add_fn = [&](Function* f) {
@@ -185,6 +370,7 @@ struct ProgramReach {
         bool entry = m == p.entry;
         for (auto& c : m->calls) {
           if (c.fn || (!entry && in_main_guard(*m, c.node))) continue;
+          if (in_dead_branch(p, *m, c.node)) continue;
           add_fn(c.target);
           add_cls(c.target_class);
         }
@@ -218,6 +404,7 @@ struct ProgramReach {
         work.pop_front();
         for (uint32_t ci : f->calls) {
           const Call& c = f->mod->calls[ci];
+          if (in_dead_branch(p, *f->mod, c.node)) continue;
           add_fn(c.target);
           add_cls(c.target_class);
         }
@@ -359,7 +546,7 @@ void compute_accelerator_intent(ProgramModel& pm) { ProgramReach{pm}.intent(); }
 void compute_cuda_init_order(ProgramModel& pm) { ProgramReach{pm}.cuda_order(); }
 
 bool ProgramModel::runs_in_program(const Program& p, const Module& m, NodeId node) const {
-  if (const Function* f = m.enclosing_function(node)) return p.reaches(f);
+  if (const Function* f = m.enclosing_function(node)) return p.reaches(f) && !ProgramReach::in_dead_branch(p, m, node);
   bool member = false;
   for (uint32_t id : m.programs) member |= id == p.id;
   if (!member) return false;

@@ -122,9 +122,6 @@ const Loop* ProgramModel::enclosing_loop(const Module& m, NodeId n) const {
   return nullptr;
 }
 
-namespace {
-// Names that hold configuration or a framework handle (`args.device`, `self.device`,
-// `trainer.device`): their `.device` is a device setting, judged by name like any device.
 bool config_like_name(std::string_view n) {
   static const char* names[] = {"self", "args", "opt", "opts", "cfg", "config", "conf", "hparams", "hp", "flags",
                                 "FLAGS", "options", "params", "trainer", "fabric", "accelerator", "runner", "engine",
@@ -133,7 +130,6 @@ bool config_like_name(std::string_view n) {
     if (n == x) return true;
   return false;
 }
-}  // namespace
 
 bool ProgramModel::is_accelerator_device(const Module& m, NodeId expr) const {
   if (expr == kNone) return false;
