@@ -21,13 +21,20 @@ void check_cudnn_benchmark_off(RuleContext& ctx) {
     });
     if (!conv) continue;
     // Any assignment counts as a decision: `benchmark = True`, or `benchmark = False` next to
-    // `deterministic = True` for reproducibility, or a value from the command line.
-    bool sets = ctx.facts.any_site_in_program(ctx.model, *p, "assigns-cudnn-benchmark", [](const py::Module& m) {
+    // `deterministic = True` for reproducibility, or a value from the command line. Asking for
+    // deterministic algorithms (`cudnn.deterministic = ...`, `torch.use_deterministic_algorithms`)
+    // is a decision too: benchmark mode picks its algorithms nondeterministically.
+    bool sets = ctx.facts.any_site_in_program(ctx.model, *p, "decides-cudnn-algorithms", [](const py::Module& m) {
       std::vector<py::NodeId> out;
+      auto ends_with = [](const std::string& d, std::string_view s) {
+        return d.size() >= s.size() && d.compare(d.size() - s.size(), s.size(), s) == 0;
+      };
       for (py::NodeId a : m.assignments) {
         std::string d = py::dotted_text(m.tree, m.tree.field(a, py::F::Left));
-        if (d.size() >= 15 && d.compare(d.size() - 15, 15, "cudnn.benchmark") == 0) out.push_back(a);
+        if (ends_with(d, "cudnn.benchmark") || ends_with(d, "cudnn.deterministic")) out.push_back(a);
       }
+      for (auto& c : m.calls)
+        if (c.qname == "torch.use_deterministic_algorithms") out.push_back(c.node);
       return out;
     });
     if (sets) continue;
