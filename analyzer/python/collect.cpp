@@ -43,9 +43,24 @@ struct Collector {
         break;
       }
       case K::PatternList: case K::TuplePattern: case K::ListPattern: case K::Tuple: case K::List:
-      case K::ParenthesizedExpression:
-        for (NodeId c : t.named_children(target)) bind_target(c, value, stmt, kind, false);
+      case K::ParenthesizedExpression: {
+        auto targets = t.named_children(target);
+        // `self.a, self.b = a, b`: each attribute takes its own element (names keep the whole
+        // value, marked not whole, as before)
+        std::vector<NodeId> elements;
+        if (value != kNone && kind == Binding::Kind::Assign &&
+            (t.is(value, K::ExpressionList) || t.is(value, K::Tuple) || t.is(value, K::List)))
+          elements = t.named_children(value);
+        bool pairwise = elements.size() == targets.size();
+        for (NodeId e : elements)
+          if (t.is(e, K::ListSplat)) pairwise = false;
+        for (size_t i = 0; i < targets.size(); ++i) {
+          NodeId c = targets[i];
+          if (pairwise && t.is(c, K::Attribute)) bind_target(c, elements[i], stmt, kind, true);
+          else bind_target(c, value, stmt, kind, false);
+        }
         break;
+      }
       case K::ListSplatPattern: case K::ListSplat:
         for (NodeId c : t.named_children(target)) bind_target(c, kNone, stmt, kind, false);
         break;

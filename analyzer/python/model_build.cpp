@@ -1153,6 +1153,21 @@ bool ProgramModel::runs_every_epoch(const Module& m, NodeId node) const {
 
 std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId node) const {
   const Tree& t = m.tree;
+  // a branch that no program holding this module can enter (`if self.autobalance:` when every
+  // instance is built with the default `autobalance=False`)
+  if (const Function* ef = m.enclosing_function(node); ef && !m.programs.empty()) {
+    bool dead_everywhere = true, reached = false;
+    for (uint32_t pid : m.programs) {
+      const Program& p = programs_[pid];
+      if (!p.reaches(ef)) continue;  // the programs that run the function at all
+      reached = true;
+      bool dead = false;
+      if (auto it = p.dead_branches.find(&m); it != p.dead_branches.end())
+        for (NodeId b : it->second) dead |= t.contains(b, node);
+      dead_everywhere &= dead;
+    }
+    if (reached && dead_everywhere) return std::nullopt;
+  }
   Function* f = m.enclosing_function(node);
   // 1. a step loop around the node in the same function
   for (NodeId p = t.parent(node); p != kNone; p = t.parent(p)) {

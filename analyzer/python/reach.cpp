@@ -109,6 +109,7 @@ struct ProgramReach {
   struct Ref {
     Function* fn = nullptr;
     Class* cls = nullptr;
+    bool class_value = false;  // the class itself is handed on (a factory), not an instance
   };
 
   // Functions and classes referenced (not called) by code: callbacks, `mp.spawn(main_worker)`,
@@ -141,7 +142,10 @@ struct ProgramReach {
       Ref ref;
       using RK = ProgramModel::Resolved::Kind;
       if (r.kind == RK::Function) ref.fn = r.fn;
-      else if (r.kind == RK::Class || r.kind == RK::Instance) ref.cls = r.cls;
+      else if (r.kind == RK::Class || r.kind == RK::Instance) {
+        ref.cls = r.cls;
+        ref.class_value = r.kind == RK::Class;
+      }
       else continue;
       if (Function* f = m.enclosing_function(n)) in_fn.emplace_back(f, ref);
       else top.emplace_back(n, ref);
@@ -169,16 +173,21 @@ struct ProgramReach {
       for (auto& c : mp->calls)
         if (c.target) direct_callers[c.target->id].push_back(&c);
     std::vector<char> referenced(pm.functions_.size(), 0);
+    std::unordered_set<const Class*> classes_referenced;
     for (auto& v : in_fn_per_mod)
-      for (auto& [f, r] : v)
+      for (auto& [f, r] : v) {
         if (r.fn) referenced[r.fn->id] = 1;
+        if (r.class_value) classes_referenced.insert(r.cls);
+      }
     for (auto& v : top)
-      for (auto& [n, r] : v)
+      for (auto& [n, r] : v) {
         if (r.fn) referenced[r.fn->id] = 1;
+        if (r.class_value) classes_referenced.insert(r.cls);
+      }
 
     for (auto& p : pm.programs_) {
       reach_program(p, top, fn_refs, nested);
-      if (find_dead_branches(p, direct_callers, referenced)) {
+      if (find_dead_branches(p, direct_callers, referenced, classes_referenced)) {
         p.reached_classes.clear();
         reach_program(p, top, fn_refs, nested);  // the branches' calls no longer count
       }
@@ -276,11 +285,25 @@ struct ProgramReach {
   // caller in the program fixes so that the branch cannot run. Only plain module-level
   // functions (their callers are all visible as calls). Returns whether any was found.
   bool find_dead_branches(Program& p, const std::vector<std::vector<const Call*>>& callers,
-                          const std::vector<char>& referenced) {
+                          const std::vector<char>& referenced,
+                          const std::unordered_set<const Class*>& classes_referenced) {
     bool any = false;
+    // classes that other analysed classes derive from: a subclass may set their attributes
+    std::unordered_set<const Class*> bases;
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->classes)
+        for (Class* b : c->local_bases) bases.insert(b);
     for (Function* f : pm.functions_) {
-      if (!p.reaches(f) || f->cls || f->outer || referenced[f->id] || !f->decorators.empty()) continue;
-      if (callers[f->id].empty()) continue;
+      if (!p.reaches(f) || f->outer || !f->decorators.empty()) continue;
+      // a plain function's parameters, when all its callers are calls; a method's `self.flag`,
+      // set once in `__init__` from its parameter, when all instances come from class calls
+      bool params = !f->cls && !referenced[f->id] && !callers[f->id].empty();
+      const Function* init = nullptr;
+      if (f->cls && !bases.count(f->cls) && !classes_referenced.count(f->cls))
+        if (Function* i = f->cls->find_method("__init__"); i && i->cls == f->cls && !referenced[i->id] &&
+                                                           !callers[i->id].empty())
+          init = i;
+      if (!params && !init) continue;
       const Tree& t = f->mod->tree;
       std::vector<NodeId> stack{f->body};
       while (!stack.empty()) {
@@ -290,7 +313,26 @@ struct ProgramReach {
         K k = t.kind(n);
         if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) continue;
         if (k == K::IfStatement) {
-          if (auto dead = dead_parts(p, *f, n, callers[f->id]); !dead.empty()) {
+          auto values = [&](NodeId subject) {
+            ValueSet unknown;
+            unknown.unknown = true;
+            if (params && t.is(subject, K::Identifier)) return param_values(p, *f, t.text(subject), callers[f->id]);
+            if (init && t.is(subject, K::Attribute)) {
+              NodeId obj = t.field(subject, F::Object), attr = t.field(subject, F::Attribute);
+              if (obj == kNone || attr == kNone || !t.is(obj, K::Identifier) || t.text(obj) != "self") return unknown;
+              std::string_view a = t.text(attr);
+              if (f->cls->attrs_mutated_outside_init.count(a)) return unknown;
+              auto it = f->cls->attr_values.find(a);
+              if (it == f->cls->attr_values.end() || it->second.size() != 1) return unknown;
+              NodeId v = it->second[0];
+              const Tree& it_ = init->mod->tree;
+              if (!it_.contains(init->def, v)) return unknown;
+              if (it_.is(v, K::Identifier)) return param_values(p, *init, it_.text(v), callers[init->id]);
+              return pm.eval(*init->mod, v);
+            }
+            return unknown;
+          };
+          if (auto dead = dead_parts(*f, n, values); !dead.empty()) {
             auto& v = p.dead_branches[f->mod];
             v.insert(v.end(), dead.begin(), dead.end());
             any = true;
@@ -304,8 +346,8 @@ struct ProgramReach {
 
   // The parts of `if_stmt` that cannot run: its consequence when the condition is always false,
   // its elif/else clauses when it is always true.
-  std::vector<NodeId> dead_parts(const Program& p, const Function& f, NodeId if_stmt,
-                                 const std::vector<const Call*>& callers) const {
+  template <class Values>
+  std::vector<NodeId> dead_parts(const Function& f, NodeId if_stmt, Values&& values) const {
     const Tree& t = f.mod->tree;
     NodeId cond = t.field(if_stmt, F::Condition);
     while (cond != kNone && t.is(cond, K::ParenthesizedExpression)) cond = t.first_named_child(cond);
@@ -325,8 +367,8 @@ struct ProgramReach {
       else return {};
       name = kids[0];
     }
-    if (name == kNone || !t.is(name, K::Identifier)) return {};
-    ValueSet vs = param_values(p, f, t.text(name), callers);
+    if (name == kNone || !(t.is(name, K::Identifier) || t.is(name, K::Attribute))) return {};
+    ValueSet vs = values(name);
     if (vs.unknown || vs.values.empty()) return {};
     bool all_true = true, all_false = true;
     for (auto& l : vs.values) {
