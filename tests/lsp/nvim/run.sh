@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Neovim headless client test of `trainlint lsp` (ctest Lsp.NeovimClient). Exit 77 (skipped)
+# when nvim is not installed (scripts/deps.sh --runtime-tests installs Debian's neovim).
+set -euo pipefail
+bin=$1 src=$2
+command -v nvim >/dev/null || { echo "nvim not installed: skipped"; exit 77; }
+ws=$(mktemp -d /tmp/trainlint-nvim-XXXXXX)
+trap 'rm -rf "$ws"' EXIT
+printf '[project]\nname = "examples"\n' >"$ws/pyproject.toml"
+cp "$src/examples/train_bad.py" "$ws/"
+cd "$ws"
+TRAINLINT=$bin WORKSPACE=$ws timeout 120 nvim --headless -u NONE -i NONE -n -c "luafile $src/tests/lsp/nvim/client_test.lua" </dev/null
