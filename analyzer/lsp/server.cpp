@@ -385,6 +385,7 @@ std::string Server::project_key(const std::string& abs_path) const {
 
 void Server::mark_dirty_locked(const std::string& path) {
   dirty_.insert(project_key(path));
+  prev_edit_ = last_edit_;
   last_edit_ = std::chrono::steady_clock::now();
 }
 
@@ -512,22 +513,26 @@ void Server::load_report_locked() {
 
 // ---- analysis -----------------------------------------------------------------------------------
 
-std::string Server::doc_href(std::string_view code) const {
-  std::string file;
-  for (auto& d : rule_docs())
-    if (d.code == code) file = std::string(d.file);
-  if (file.empty()) return {};
-  if (!settings_.docs_base.empty()) return settings_.docs_base + file;
-  // the docs beside this executable: installed (bin/../share/doc/trainlint/rules) or a build
-  // folder inside the source tree (build/../rules/docs)
+namespace {
+// Where the rule docs are: beside this executable, installed (bin/../share/doc/trainlint/rules/) or
+// in a build folder inside the source tree (build/../rules/docs/); else the build's default base.
+std::string local_docs_base() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     fs::path bin = exe.parent_path();
-    for (fs::path cand : {bin / ".." / "share" / "doc" / "trainlint" / "rules" / file, bin / ".." / "rules" / "docs" / file})
-      if (fs::exists(cand, ec)) return path_to_uri(cand.lexically_normal().string());
+    for (fs::path dir : {bin / ".." / "share" / "doc" / "trainlint" / "rules", bin / ".." / "rules" / "docs"})
+      if (fs::exists(dir / "TL101-gc-collect-per-step.md", ec)) return path_to_uri(dir.lexically_normal().string()) + "/";
   }
-  return std::string(report::default_help_uri_base()) + file;
+  return std::string(report::default_help_uri_base());
+}
+}  // namespace
+
+std::string doc_href(std::string_view code, const std::string& base) {
+  static const std::string local = local_docs_base();
+  for (auto& d : rule_docs())
+    if (d.code == code) return (base.empty() ? local : base) + std::string(d.file);
+  return {};
 }
 
 void Server::worker() {
@@ -549,7 +554,11 @@ void Server::worker() {
       answer_pending_locked();
       continue;
     }
-    auto due = last_edit_ + std::chrono::milliseconds(settings_.debounce_ms);
+    // Leading-edge debounce: the first edit after a quiet spell is analysed at once; an edit that
+    // follows another within debounceMs waits until debounceMs after the last one, so a burst
+    // (typing, a formatter's edits) is analysed once, at its end.
+    auto window = std::chrono::milliseconds(settings_.debounce_ms);
+    auto due = last_edit_ - prev_edit_ < window ? last_edit_ + window : last_edit_;
     if (std::chrono::steady_clock::now() < due) {
       cv_.wait_until(lk, due, [&] { return stop_; });
       continue;  // later edits moved last_edit_: the loop waits again
@@ -679,7 +688,7 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
       d.range = {idx.position(f.range.begin, enc_), idx.position(f.range.end, enc_)};
       d.severity = to_lsp(f.severity);
       d.code = f.code;
-      d.href = doc_href(f.code);
+      d.href = doc_href(f.code, settings.docs_base);
       d.message = f.message;
       d.data = {{"fingerprint", f.fingerprint}, {"slug", f.slug}};
       for (auto& n : f.notes) {
@@ -913,7 +922,7 @@ json Server::execute_command(const json& params) {
   std::string href;
   {
     std::lock_guard lk(mu_);
-    href = doc_href(r->code);
+    href = doc_href(r->code, settings_.docs_base);
   }
   if (show_document_ && !href.empty())
     send(request("trainlint-show-" + std::to_string(next_request_id_++), "window/showDocument",

@@ -35,10 +35,13 @@ struct Settings {
   std::string config_file;   // configFile: one configuration for every file
   bool isolated = false;     // isolated: no configuration files
   std::string run_report;    // runReport: a `trainlint run --format json` report (default .trainlint/run.json)
-  int debounce_ms = 10;      // debounceMs: wait this long after the last edit before analysing
+  int debounce_ms = 50;      // debounceMs: an edit within this long of the previous one waits this long (a burst is analysed once)
   std::string docs_base;     // docsBaseUri: base URI of the rule docs (codeDescription.href)
   size_t max_buffer_bytes = 8u << 20;  // maxBufferBytes: larger buffers are not analysed
 };
+// The URI of a rule's doc (codeDescription.href, "explain"): `base` + its file name; with an
+// empty base, the docs installed beside this executable (file://), else the build's default.
+std::string doc_href(std::string_view code, const std::string& base);
 // Reads the keys it knows; `error` lists the values of a wrong type.
 Settings parse_settings(const nlohmann::json& j, Settings base, std::string* error);
 
@@ -111,7 +114,6 @@ class Server {
 
   void log(int type, const std::string& message);
   void send(const nlohmann::json& msg) { transport_.write(msg); }
-  std::string doc_href(std::string_view code) const;
 
   Transport& transport_;
   // lifecycle (message thread only)
@@ -132,7 +134,7 @@ class Server {
   std::set<std::string> dirty_;               // project keys to re-analyse
   std::map<std::string, std::string> closed_; // closed documents whose diagnostics must be cleared: path -> uri
   std::vector<Pending> pending_;
-  std::chrono::steady_clock::time_point last_edit_{};
+  std::chrono::steady_clock::time_point last_edit_{}, prev_edit_{};
   bool busy_ = false;                         // the analysis thread is analysing
   bool stop_ = false;
   uint64_t generation_ = 0;

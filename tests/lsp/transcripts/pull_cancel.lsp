@@ -28,6 +28,10 @@ def train(model, dataset, optimizer, epochs):
 --- send
 {"jsonrpc": "2.0", "method": "textDocument/didOpen",
  "params": {"textDocument": {"uri": "${URI:train.py}", "languageId": "python", "version": 1, "text": ${TEXT:train.py}}}}
+# an edit right after the open: a burst, analysed debounceMs (2 s) later
+--- send
+{"jsonrpc": "2.0", "method": "textDocument/didChange", "params": {"textDocument": {"uri": "${URI:train.py}", "version": 2},
+ "contentChanges": [{"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": "# data\n"}]}}
 --- send
 {"jsonrpc": "2.0", "id": 2, "method": "textDocument/diagnostic", "params": {"textDocument": {"uri": "${URI:train.py}"}}}
 --- none 300
