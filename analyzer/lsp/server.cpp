@@ -292,9 +292,9 @@ void Server::handle_notification(const std::string& method, const json& params) 
   } else if (method == "textDocument/didChange") {
     did_change(params);
   } else if (method == "textDocument/didSave") {
-    std::string path = uri_to_path(params.at("textDocument").at("uri").get<std::string>());
+    std::string path = normal_abs(uri_to_path(params.at("textDocument").at("uri").get<std::string>()));
     std::lock_guard lk(mu_);
-    if (docs_.count(path)) mark_dirty_locked(path);
+    if (docs_.count(path)) mark_dirty_locked(path);  // the report may now be older than the file
     cv_.notify_all();
   } else if (method == "textDocument/didClose") {
     did_close(params);
