@@ -134,4 +134,49 @@ TEST(LspMeasured, ReportAnnotatesMessageSeverityAndHover) {
   EXPECT_EQ(c.wait_exit(), 0);
 }
 
+// End to end with a real report: `trainlint run --format json --output .trainlint/run.json` on
+// examples/train_bad.py with Debian's PyTorch; the editor shows the cost of its gc.collect().
+TEST(LspMeasured, RealRunReportMatchesByFingerprint) {
+  if (std::system("/usr/bin/python3 -c 'import torch' >/dev/null 2>&1") != 0) GTEST_SKIP() << "no torch in /usr/bin/python3";
+  tl::test::TempDir ws;
+  fs::path root = fs::canonical(ws.path);
+  tl::test::write_file(root / "pyproject.toml", "[project]\nname = \"examples\"\n");
+  std::string text = tl::test::read_file(fs::path(tl::test::source_dir()) / "examples" / "train_bad.py");
+  tl::test::write_file(root / "train_bad.py", text);
+  auto run = tl::test::run_cli("run --max-steps 5 --format json --output .trainlint/run.json -- /usr/bin/python3 train_bad.py",
+                               root.string());
+  ASSERT_EQ(run.rc, 0) << run.err;
+  json report = json::parse(tl::test::read_file(root / ".trainlint" / "run.json"));
+  std::string gc_fp;
+  for (auto& f : report["findings"])
+    if (f["code"] == "TL101") gc_fp = f["fingerprint"];
+  ASSERT_FALSE(gc_fp.empty());
+
+  tl::test::LspClient c(tl::test::binary(), root.string());
+  std::string uri = tl::lsp::path_to_uri((root / "train_bad.py").string());
+  c.send({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+          {"params", {{"rootUri", tl::lsp::path_to_uri(root.string())}, {"capabilities", json::object()}}}});
+  ASSERT_TRUE(c.wait_for([](const json& m) { return m.contains("id") && m["id"] == 1; }));
+  c.send({{"jsonrpc", "2.0"}, {"method", "textDocument/didOpen"},
+          {"params", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", text}}}}}});
+  auto p = c.wait_for([&](const json& m) {
+    return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri;
+  });
+  ASSERT_TRUE(p);
+  json gc;
+  for (auto& d : p->msg["params"]["diagnostics"])
+    if (d["code"] == "TL101") gc = d;
+  ASSERT_FALSE(gc.is_null()) << p->msg.dump();
+  EXPECT_EQ(gc["data"]["fingerprint"], gc_fp) << "the editor and `trainlint run` name the finding alike";
+  std::string msg = gc["message"];
+  EXPECT_NE(msg.find("measured: "), std::string::npos) << msg;
+  EXPECT_NE(msg.find("% of step time"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(confirmed, run of "), std::string::npos) << msg;
+  EXPECT_EQ(gc["severity"], 1) << "a confirmed warning is raised to an error";
+  c.send({{"jsonrpc", "2.0"}, {"id", 2}, {"method", "shutdown"}});
+  ASSERT_TRUE(c.wait_for([](const json& m) { return m.contains("id") && m["id"] == 2; }));
+  c.send({{"jsonrpc", "2.0"}, {"method", "exit"}});
+  EXPECT_EQ(c.wait_exit(), 0);
+}
+
 }  // namespace
