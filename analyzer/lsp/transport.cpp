@@ -76,6 +76,9 @@ ReadResult Transport::read() {
       break;
     }
     any_header = true;
+    // After a body shorter than its Content-Length said, the rest of it runs into the next
+    // header: start the header where `Content-Length:` is.
+    if (size_t cl = lower(line).find("content-length:"); cl != std::string::npos && cl > 0) line.erase(0, cl);
     size_t colon = line.find(':');
     if (colon == std::string::npos) {
       bad_length = true;
@@ -97,18 +100,11 @@ ReadResult Transport::read() {
               : length > 0 && static_cast<unsigned long long>(length) > max_body_
                   ? "Content-Length " + std::to_string(length) + " is over the limit of " + std::to_string(max_body_) + " bytes"
                   : "invalid Content-Length header";
-    // Without a length the body cannot be skipped reliably: resynchronise on the next header,
-    // dropping what does not look like one.
-    while (pos_ < buf_.size()) {
-      size_t nl = buf_.find('\n', pos_);
-      std::string_view rest(buf_.data() + pos_, (nl == std::string::npos ? buf_.size() : nl) - pos_);
-      if (rest.size() >= 15 && lower(std::string(rest.substr(0, 15))) == "content-length:") break;
-      if (nl == std::string::npos) {
-        pos_ = buf_.size();
-        break;
-      }
-      pos_ = nl + 1;
-    }
+    // Without a length the body cannot be skipped reliably: resynchronise on the next
+    // `Content-Length:` in what has been read, dropping what comes before it.
+    std::string rest = lower(buf_.substr(pos_));
+    size_t next = rest.find("content-length:");
+    pos_ = next == std::string::npos ? buf_.size() : pos_ + next;
     return r;
   }
   std::string body;

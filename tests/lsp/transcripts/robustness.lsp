@@ -50,6 +50,14 @@ Content-Length: 7\r\n\r\n[1,2,3]
 {"id": 5, "error": {"code": -32601}}
 --- send
 {"jsonrpc": "2.0", "method": "$/unknownNotification", "params": {}}
+# a Content-Length shorter than its body: that body is a parse error, and the next message,
+# glued to its tail, is still read
+--- raw
+Content-Length: 5\r\n\r\n{"jsonrpc": "2.0", "id": 77, "method": "shutdown"}Content-Length: 46\r\n\r\n{"jsonrpc":"2.0","id":10,"method":"shutdownX"}
+--- expect
+{"id": null, "error": {"code": -32700}}
+--- expect
+{"id": 10, "error": {"code": -32601, "message": "method not found: shutdownX"}}
 # a change to a document never opened: logged, not fatal
 --- send
 {"jsonrpc": "2.0", "method": "textDocument/didChange",
