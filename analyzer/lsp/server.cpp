@@ -593,8 +593,10 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
       if (d.text.size() <= settings.max_buffer_bytes) opts.overlays[p] = d.text;
     }
     for (auto& p : paths) {
-      texts[p] = docs_[p].text;
-      gens[p] = docs_[p].generation;
+      auto it = docs_.find(p);
+      if (it == docs_.end()) return;  // closed meanwhile: its project is dirty again
+      texts[p] = it->second.text;
+      gens[p] = it->second.generation;
     }
   }
   opts.select = settings.select;
@@ -729,7 +731,8 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
     results[p] = std::move(a);
   }
 
-  std::lock_guard lk(mu_);
+  std::vector<json> outgoing;  // sent after the lock is released: a slow client never blocks the message thread
+  std::unique_lock lk(mu_);
   for (auto& e : config_errors) log(kLogError, "configuration: " + e);
   // a document of the group changed (or closed) while this ran: a newer analysis is due, and this
   // one must not replace what the client has
@@ -745,14 +748,16 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
     a.published = prev != analysed_.end() && prev->second.published && !changed;
     if (!pull_ && !a.published) {
       json params = {{"uri", docs_[p].uri}, {"version", docs_[p].version}, {"diagnostics", a.diagnostics}};
-      send(notification("textDocument/publishDiagnostics", params));
+      outgoing.push_back(notification("textDocument/publishDiagnostics", params));
       a.published = true;
     }
     if (changed) others_changed = true;
     analysed_[p] = std::move(a);
   }
   if (pull_ && others_changed && refresh_support_)
-    send(request("trainlint-refresh-" + std::to_string(next_request_id_++), "workspace/diagnostic/refresh", nullptr));
+    outgoing.push_back(request("trainlint-refresh-" + std::to_string(next_request_id_++), "workspace/diagnostic/refresh", nullptr));
+  lk.unlock();
+  for (auto& m : outgoing) send(m);
 }
 
 // ---- pull diagnostics -------------------------------------------------------------------------------

@@ -130,6 +130,10 @@ class LspClient {
     for (auto& r : inbox_) v.push_back(r.msg);
     return v;
   }
+  std::vector<Received> unclaimed_received() {
+    std::lock_guard lk(mu_);
+    return {inbox_.begin(), inbox_.end()};
+  }
   void drop_inbox() {
     std::lock_guard lk(mu_);
     inbox_.clear();
