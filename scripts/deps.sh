@@ -23,6 +23,8 @@ if [ "${1:-}" = "--runtime-tests" ]; then
   packages+=(python3-jsonschema python3-rfc3987)
   # tests/integration/precommit_test.sh drives the real pre-commit
   packages+=(pre-commit)
+  # tests/lsp/nvim: Neovim's built-in LSP client, headless, drives `trainlint lsp`
+  packages+=(neovim)
 fi
 
 missing=()

@@ -14,6 +14,7 @@
 
 #include "analyzer/cli/lint_command.h"
 #include "analyzer/core/engine.h"
+#include "analyzer/lsp/server.h"
 #include "analyzer/report/report.h"
 #include "analyzer/runtime/run.h"
 #include "rules/registry.h"
@@ -102,7 +103,8 @@ int main(int argc, char** argv) {
       "  trainlint [OPTIONS] PATH...          lint files and folders (a file is analysed with its project)\n"
       "  trainlint rules [--all]              list the rules\n"
       "  trainlint explain CODE               what a rule finds and what to write instead\n"
-      "  trainlint run [OPTIONS] -- PROGRAM   run a training program and measure each finding's cost\n\n"
+      "  trainlint run [OPTIONS] -- PROGRAM   run a training program and measure each finding's cost\n"
+      "  trainlint lsp                        serve the Language Server Protocol on stdin/stdout (editors)\n\n"
       "Exit status: 0 no findings at or above --fail-on, 1 findings, 2 usage, configuration or I/O error."};
   app.set_version_flag("--version", "trainlint 0.1.0");
   app.get_formatter()->column_width(34);
@@ -228,6 +230,10 @@ int main(int argc, char** argv) {
   run->add_flag("--isolated", ropts.lint.isolated, "Ignore every configuration file");
   run->add_option("command", ropts.command, "The program and its arguments, after `--`");
   run->prefix_command();
+  auto* lsp = app.add_subcommand(
+      "lsp", "Serve the Language Server Protocol 3.17 on standard input and output, for editors (docs/lsp.md)");
+  bool lsp_stdio = false;
+  lsp->add_flag("--stdio", lsp_stdio, "Use standard input and output (the default and only transport)");
   app.require_subcommand(0, 1);
 
   // `trainlint run [OPTIONS] -- PROGRAM ARGS...`: everything after the first `--` that follows `run`
@@ -253,6 +259,7 @@ int main(int argc, char** argv) {
   }
   if (*rules) return cmd_rules(all_rules);
   if (*explain) return cmd_explain(code);
+  if (*lsp) return tl::lsp::serve_stdio();
   if (*run) {
     for (auto& r : run->remaining()) ropts.command.push_back(r);
     if (have_dashes) {

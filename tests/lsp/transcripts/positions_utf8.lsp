@@ -1,0 +1,60 @@
+# The client offers utf-8 first in general.positionEncodings: the server picks it, and every
+# position (diagnostics, incremental edits) counts in it.
+--- file pyproject.toml
+[project]
+name = "cn"
+--- file train.py
+# 训练脚本：ResNet 在 ImageNet 子集上的微调 🚀
+import gc
+
+import torch
+from torch import nn
+
+
+def train(model, loader, optimizer, epochs):
+    model = model.cuda()  # 模型放到 GPU 上
+    for epoch in range(epochs):
+        for step, (images, labels) in enumerate(loader):
+            images = images.cuda(non_blocking=True)  # 图像 📷
+            labels = labels.cuda(non_blocking=True)
+            with torch.autocast("cuda", dtype=torch.bfloat16):
+                loss = nn.functional.cross_entropy(model(images), labels)
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            tag = "步骤🚀"; gc.collect()  # 每步清理内存 🧹
+--- send
+{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": "${URI:}", "capabilities": {"general": {"positionEncodings": ["utf-8", "utf-16"]}}}}
+--- expect
+{"id": 1, "result": {"capabilities": {"positionEncoding": "utf-8"}}}
+--- send
+{"jsonrpc": "2.0", "method": "initialized", "params": {}}
+--- send
+{"jsonrpc": "2.0", "method": "textDocument/didOpen",
+ "params": {"textDocument": {"uri": "${URI:train.py}", "languageId": "python", "version": 1, "text": ${TEXT:train.py}}}}
+--- expect
+{"method": "textDocument/publishDiagnostics", "params": {"uri": "${URI:train.py}", "version": 1, "diagnostics": [
+  {"code": "TL101", "range": {"start": {"line": 18, "character": 32}, "end": {"line": 18, "character": 44}},
+   "relatedInformation": [{"location": {"uri": "${URI:train.py}", "range": {"start": {"line": 10, "character": 8}}}}]}]}}
+# insert a statement just before the call, at the position the diagnostic gave
+--- send
+{"jsonrpc": "2.0", "method": "textDocument/didChange",
+ "params": {"textDocument": {"uri": "${URI:train.py}", "version": 2}, "contentChanges": [
+   {"range": {"start": {"line": 18, "character": 32}, "end": {"line": 18, "character": 32}}, "text": "del images; "}]}}
+--- expect
+{"method": "textDocument/publishDiagnostics", "params": {"uri": "${URI:train.py}", "version": 2, "diagnostics": [
+  {"code": "TL101", "range": {"start": {"line": 18, "character": 44}, "end": {"line": 18, "character": 56}}}]}}
+# hover inside the call gives the rule's doc with the same range
+--- send
+{"jsonrpc": "2.0", "id": 2, "method": "textDocument/hover",
+ "params": {"textDocument": {"uri": "${URI:train.py}"}, "position": {"line": 18, "character": 47}}}
+--- expect
+{"id": 2, "result": {"contents": {"kind": "markdown", "value": "~#### Why is this bad?"},
+ "range": {"start": {"line": 18, "character": 44}, "end": {"line": 18, "character": 56}}}}
+--- send
+{"jsonrpc": "2.0", "id": 3, "method": "shutdown"}
+--- expect
+{"id": 3, "result": null}
+--- send
+{"jsonrpc": "2.0", "method": "exit"}
+--- exit 0
