@@ -4,6 +4,7 @@
 // calls the model). Worker processes help neither: the first gains no overlap, the second would
 // iterate stale copies.
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <unordered_set>
 
@@ -18,7 +19,17 @@ using DS = ProgramModel::DatasetStorage;
 bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.compare(0, p.size(), p) == 0; }
 
 bool is_tensor_dataset(std::string_view q) {
-  return q == "torch.utils.data.TensorDataset" || q == "torch.utils.data.dataset.TensorDataset";
+  if (q == "torch.utils.data.TensorDataset" || q == "torch.utils.data.dataset.TensorDataset") return true;
+  // Library datasets known to hold their samples as tensors built at construction: Lightning's
+  // demo datasets (WikiText2 keeps the whole corpus as one token tensor and slices it; the random
+  // datasets keep `torch.randn` data).
+  for (std::string_view prefix : {"lightning.pytorch.demos.", "pytorch_lightning.demos.", "lightning.fabric.demos."})
+    if (starts_with(q, prefix)) {
+      std::string_view last = q.substr(q.rfind('.') + 1);
+      return last == "WikiText2" || last == "RandomDataset" || last == "RandomDictDataset" ||
+             last == "RandomIterableDataset" || last == "RandomIterableDatasetWithLen";
+    }
+  return false;
 }
 // Wrappers whose samples are those of their first argument.
 bool is_subset_wrapper(std::string_view q) {
@@ -143,6 +154,42 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       }
       return out;
     };
+    // The functions held in self.X: what __init__'s callers pass for the parameter X was bound from.
+    auto held_functions = [&](std::string_view attr) {
+      std::vector<const Function*> out;
+      auto it = c.attr_values.find(attr);
+      if (it == c.attr_values.end() || !init) return out;
+      for (NodeId v : it->second) {
+        if (v == kNone || !t.is(v, K::Identifier)) continue;
+        size_t idx = 0;
+        while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
+        if (idx == init->params.size() || idx == 0) continue;
+        for (const Call* caller : callers_of(init)) {
+          NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
+          if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
+          if (arg == kNone) continue;
+          if (const Function* g = resolve_function(*caller->mod, arg)) out.push_back(g);
+        }
+      }
+      return out;
+    };
+    std::function<bool(const Function*, int)> steps_env_or_model = [&](const Function* g, int depth) {
+      if (!g || depth > 2) return false;
+      const Tree& gt = g->mod->tree;
+      for (uint32_t ci : g->calls) {
+        const Call& call = g->mod->calls[ci];
+        if (call.target && call.target->cls && call.target->name == "forward" && is_nn_module_class(*call.target->cls))
+          return true;
+        if (call.callee != kNone && type_of(*g->mod, call.callee) == TypeKind::Module) return true;
+        if ((call.method == "step" || call.method == "reset") && call.receiver != kNone) {
+          if (icontains(last_component(dotted_text(gt, call.receiver)), "env")) return true;
+          for (auto& o : origins(*g->mod, call.receiver))
+            if (starts_with(o, "gym.") || starts_with(o, "gymnasium.")) return true;
+        }
+        if (call.target && steps_env_or_model(call.target, depth + 1)) return true;
+      }
+      return false;
+    };
     auto stateful = [&](const Class* k) {
       if (!k) return true;  // a model held by the dataset
       if (is_nn_module_class(*k)) return true;  // a policy network
@@ -177,6 +224,11 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
         }
         // a method or call of an object held by the dataset that training changes or that is a model
         NodeId holder = call.receiver != kNone ? call.receiver : callee;
+        // a callback handed to the dataset (`ExperienceSource(self.generate_batch)`) and called as
+        // `self.generate_batch()`, that steps an environment or runs the model
+        if (std::string_view cb_attr = self_attr(ft, callee); !cb_attr.empty() && !c.methods.count(cb_attr))
+          for (const Function* cb : held_functions(cb_attr))
+            if (steps_env_or_model(cb, 0)) return DS::LiveState;
         std::string_view a = self_attr(ft, holder);
         if (a.empty()) continue;
         for (const Class* k : held_classes(a))
