@@ -384,6 +384,9 @@ class ProgramModel {
  private:
   friend struct ModelBuilder;
   friend struct ProgramReach;
+  // (reach.cpp) functions and classes handed on as values somewhere: their callers are unknown
+  std::vector<char> fn_referenced_;
+  std::unordered_set<const Class*> class_referenced_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<Function*> functions_;
   std::vector<Program> programs_;

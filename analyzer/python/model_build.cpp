@@ -427,7 +427,7 @@ struct ModelBuilder {
       std::vector<NodeId> opt, backward, accel;
       std::vector<const Class*> lightning;
       bool lightning_cpu = false;
-      std::vector<std::pair<NodeId, std::string>> used_device_names;
+      std::vector<std::tuple<NodeId, std::string, NodeId>> used_device_names;  // site, name, device expression
     };
     std::vector<ModuleFacts> facts(pm.modules_.size());
     for (auto& mp : pm.modules_) {
@@ -482,13 +482,17 @@ struct ModelBuilder {
           if (t.is(d, K::Attribute))
             if (NodeId obj = t.field(d, F::Object); obj != kNone && t.is(obj, K::Identifier) && !config_like_name(t.text(obj)))
               follows_value = true;
-          if (!dt.empty() && !follows_value) mf.used_device_names.emplace_back(c.node, std::string(last_component(dt)));
+          if (!dt.empty() && !follows_value) mf.used_device_names.emplace_back(c.node, std::string(last_component(dt)), d);
           if (t.is(d, K::Call))
             if (const Call* dc = m.call_at(d); dc && dc->target && device_fns.count(dc->target))
               mf.accel.push_back(c.node);
         }
       }
     }
+    std::vector<std::vector<const Call*>> callers_of_fn(pm.functions_.size());
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->calls)
+        if (c.target) callers_of_fn[c.target->id].push_back(&c);
     // Per program: a name used as a device in one member and bound to an accelerator in another.
     pm.device_fns_ = device_fns;
     pm.accel_names_.assign(pm.programs_.size(), {});
@@ -525,8 +529,17 @@ struct ModelBuilder {
       if (lightning && !lightning_cpu) accel = true;
       for (Module* m : p.members) {
         if (accel) break;
-        for (auto& [site, used] : facts[m->index].used_device_names) {
+        for (auto& [site, used, expr] : facts[m->index].used_device_names) {
           if (!pm.runs_in_program(p, *m, site)) continue;
+          // followed to its values where the program shows them; by name otherwise
+          int known = device_on_accelerator(pm, p, *m, expr, callers_of_fn);
+          if (known == 0) continue;
+          if (known == 1) {
+            accel = true;
+            p.accel_mod = m;
+            p.accel_node = site;
+            break;
+          }
           for (Module* n : p.members)
             if (names[n->index].count(used)) {
               accel = true;

@@ -185,6 +185,8 @@ struct ProgramReach {
         if (r.class_value) classes_referenced.insert(r.cls);
       }
 
+    pm.fn_referenced_ = referenced;
+    pm.class_referenced_ = classes_referenced;
     for (auto& p : pm.programs_) {
       reach_program(p, top, fn_refs, nested);
       if (find_dead_branches(p, direct_callers, referenced, classes_referenced)) {
@@ -580,12 +582,97 @@ struct ProgramReach {
       walk_body(w, *p.entry, nullptr, false, false, 0);
     }
   }
+
+  // ---- device values (accelerator facts) ---------------------------------------------------
+  int device_value(const Program& p, const Module& m, NodeId e, const std::vector<std::vector<const Call*>>& callers,
+                   int depth) const {
+    const Tree& t = m.tree;
+    if (e == kNone || depth > 5) return -1;
+    while (t.is(e, K::ParenthesizedExpression)) e = t.first_named_child(e);
+    if (e == kNone) return -1;
+    if (mentions_accelerator(t, e)) return 1;
+    if (t.is(e, K::String)) return string_literal_value(t, e).empty() ? -1 : 0;  // "cpu", "meta"
+    if (t.is(e, K::None)) return 0;  // the default device
+    auto combine = [](int a, int b) { return a == 1 || b == 1 ? 1 : (a == -1 || b == -1 ? -1 : 0); };
+    if (t.is(e, K::Call)) {
+      const Call* c = m.call_at(e);
+      if (c && c->qname == "torch.device") {
+        NodeId a = pm.positional_arg(m, *c, 0);
+        if (a == kNone) a = pm.keyword_arg(m, *c, "type");
+        return device_value(p, m, a, callers, depth + 1);
+      }
+      return -1;
+    }
+    if (t.is(e, K::Attribute)) {
+      // self.x set once, in __init__
+      NodeId obj = t.field(e, F::Object), attr = t.field(e, F::Attribute);
+      if (obj == kNone || attr == kNone || !t.is(obj, K::Identifier) || t.text(obj) != "self") return -1;
+      const Function* f = m.enclosing_function(e);
+      const Class* cls = f ? f->cls : nullptr;
+      if (!cls || pm.class_referenced_.count(cls)) return -1;
+      for (auto& mp : pm.modules_)
+        for (auto& k : mp->classes)
+          for (Class* b : k->local_bases)
+            if (b == cls) return -1;  // a subclass may set it otherwise
+      std::string_view a = t.text(attr);
+      if (cls->attrs_mutated_outside_init.count(a)) return -1;
+      auto it = cls->attr_values.find(a);
+      if (it == cls->attr_values.end() || it->second.size() != 1) return -1;
+      Function* init = cls->find_method("__init__");
+      if (!init || init->cls != cls || !init->mod->tree.contains(init->def, it->second[0])) return -1;
+      return device_value(p, *init->mod, it->second[0], callers, depth + 1);
+    }
+    if (!t.is(e, K::Identifier)) return -1;
+    const auto* bs = pm.bindings_of(m, e);
+    if (!bs || bs->empty()) return -1;
+    int out = 0;
+    for (auto& b : *bs) {
+      if (b.kind == Binding::Kind::Assign && b.whole && b.value != kNone) {
+        out = combine(out, device_value(p, m, b.value, callers, depth + 1));
+        continue;
+      }
+      if (b.kind != Binding::Kind::Param) return -1;
+      const Function* f = m.enclosing_function(e);
+      if (!f || f->outer || f->id >= pm.fn_referenced_.size() || pm.fn_referenced_[f->id] ||
+          !f->decorators.empty() || (f->cls && f->name != "__init__"))
+        return -1;
+      if (f->cls && pm.class_referenced_.count(f->cls)) return -1;
+      std::string_view name = t.text(e);
+      int idx = positional_index(*f, name);
+      size_t runs = 0;
+      for (const Call* c : callers[f->id]) {
+        const Module& cm = *c->mod;
+        bool in_program = c->fn ? p.reaches(c->fn) : runs_top_level(p, cm, c->node);
+        if (!in_program || in_dead_branch(p, cm, c->node)) continue;
+        ++runs;
+        if (pm.has_splat(cm, *c)) return -1;
+        size_t implicit = ProgramModel::implicit_args(*c, *f);
+        NodeId arg = pm.keyword_arg(cm, *c, name);
+        if (arg == kNone && idx >= 0 && static_cast<size_t>(idx) >= implicit)
+          arg = pm.positional_arg(cm, *c, static_cast<size_t>(idx) - implicit);
+        int v = arg != kNone ? device_value(p, cm, arg, callers, depth + 1)
+                             : (b.default_value != kNone ? device_value(p, m, b.default_value, callers, depth + 1) : -1);
+        out = combine(out, v);
+        if (out == -1) return -1;
+      }
+      // no call of the program passes it: code outside the analysis may, with its default as
+      // the best evidence
+      if (!runs) out = combine(out, b.default_value != kNone ? device_value(p, m, b.default_value, callers, depth + 1) : -1);
+      if (out == -1) return -1;
+    }
+    return out;
+  }
+
 };
 
 void mark_test_modules(ProgramModel& pm) { ProgramReach{pm}.mark_test_modules(); }
 void compute_reachability(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.reachability(threads); }
 void compute_accelerator_intent(ProgramModel& pm) { ProgramReach{pm}.intent(); }
 void compute_cuda_init_order(ProgramModel& pm) { ProgramReach{pm}.cuda_order(); }
+int device_on_accelerator(const ProgramModel& pm, const Program& p, const Module& m, NodeId e,
+                          const std::vector<std::vector<const Call*>>& callers) {
+  return ProgramReach{const_cast<ProgramModel&>(pm)}.device_value(p, m, e, callers, 0);
+}
 
 bool ProgramModel::runs_in_program(const Program& p, const Module& m, NodeId node) const {
   if (const Function* f = m.enclosing_function(node)) return p.reaches(f) && !ProgramReach::in_dead_branch(p, m, node);
