@@ -130,6 +130,18 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
     // The object held in self.X: its analysed class, from `self.X = Cls(...)` or from the
     // argument that __init__'s callers pass for the parameter X was bound from.
     Function* init = c.find_method("__init__");
+    // For `self.X = x` with x a parameter of __init__: each argument its callers pass for x.
+    auto init_args = [&](NodeId v, auto&& each) {
+      if (!init || !t.is(v, K::Identifier)) return;
+      size_t idx = 0;
+      while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
+      if (idx == init->params.size() || idx == 0) return;
+      for (const Call* caller : callers_of(init)) {
+        NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
+        if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
+        if (arg != kNone) each(*caller->mod, arg);
+      }
+    };
     auto held_classes = [&](std::string_view attr) {
       std::vector<const Class*> out;
       auto it = c.attr_values.find(attr);
@@ -140,17 +152,10 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
           if (const Call* vc = m.call_at(v); vc && vc->target_class) out.push_back(vc->target_class);
           continue;
         }
-        if (!t.is(v, K::Identifier) || !init) continue;
-        size_t idx = 0;
-        while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
-        if (idx == init->params.size() || idx == 0) continue;
-        for (const Call* caller : callers_of(init)) {
-          NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
-          if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
-          if (arg == kNone) continue;
-          if (const Class* k = instance_class(*caller->mod, arg)) out.push_back(k);
-          else if (type_of(*caller->mod, arg) == TypeKind::Module) out.push_back(nullptr);  // a model, not analysed
-        }
+        init_args(v, [&](const Module& cm, NodeId arg) {
+          if (const Class* k = instance_class(cm, arg)) out.push_back(k);
+          else if (type_of(cm, arg) == TypeKind::Module) out.push_back(nullptr);  // a model, not analysed
+        });
       }
       return out;
     };
@@ -158,19 +163,12 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
     auto held_functions = [&](std::string_view attr) {
       std::vector<const Function*> out;
       auto it = c.attr_values.find(attr);
-      if (it == c.attr_values.end() || !init) return out;
-      for (NodeId v : it->second) {
-        if (v == kNone || !t.is(v, K::Identifier)) continue;
-        size_t idx = 0;
-        while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
-        if (idx == init->params.size() || idx == 0) continue;
-        for (const Call* caller : callers_of(init)) {
-          NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
-          if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
-          if (arg == kNone) continue;
-          if (const Function* g = resolve_function(*caller->mod, arg)) out.push_back(g);
-        }
-      }
+      if (it == c.attr_values.end()) return out;
+      for (NodeId v : it->second)
+        if (v != kNone)
+          init_args(v, [&](const Module& cm, NodeId arg) {
+            if (const Function* g = resolve_function(cm, arg)) out.push_back(g);
+          });
       return out;
     };
     std::function<bool(const Function*, int)> steps_env_or_model = [&](const Function* g, int depth) {

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "analyzer/core/parallel.h"
 #include "analyzer/python/collect.h"
 #include "analyzer/python/guards.h"
 #include "analyzer/python/model.h"
@@ -20,21 +21,6 @@ namespace tl::py {
 
 namespace {
 
-template <class Fn>
-void parallel_for(size_t n, unsigned threads, Fn&& fn) {
-  if (threads <= 1 || n <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  unsigned k = std::min<unsigned>(threads, static_cast<unsigned>(n));
-  for (unsigned w = 0; w < k; ++w)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
-    });
-  for (auto& th : pool) th.join();
-}
 
 bool is_optimizer_name(std::string_view recv_last) {
   std::string s;

@@ -4,6 +4,8 @@
 // initialised along the calls from the entry points.
 #include "analyzer/python/reach.h"
 
+#include "analyzer/core/parallel.h"
+
 #include <algorithm>
 #include <atomic>
 #include <deque>
@@ -55,21 +57,6 @@ bool library_like(const Module& m) {
   return true;
 }
 
-template <class Fn>
-void parallel_for(size_t n, unsigned threads, Fn&& fn) {
-  if (threads <= 1 || n <= 1) {
-    for (size_t i = 0; i < n; ++i) fn(i);
-    return;
-  }
-  std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  unsigned k = std::min<unsigned>(threads, static_cast<unsigned>(n));
-  for (unsigned w = 0; w < k; ++w)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
-    });
-  for (auto& th : pool) th.join();
-}
 
 }  // namespace
 
