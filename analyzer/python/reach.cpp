@@ -620,14 +620,16 @@ struct ProgramReach {
       }
       if (b.kind != Binding::Kind::Param) return -1;
       const Function* f = m.enclosing_function(e);
-      if (!f || f->outer || f->id >= pm.fn_referenced_.size() || pm.fn_referenced_[f->id] ||
-          !f->decorators.empty() || (f->cls && f->name != "__init__"))
+      if (!f || f->outer || f->id >= pm.fn_referenced_.size() || !f->decorators.empty() ||
+          (f->cls && f->name != "__init__"))
         return -1;
-      if (f->cls && pm.class_referenced_.count(f->cls)) return -1;
+      // handed on as a value (a layer class passed as a factory): its calls are not visible, and
+      // its default is the evidence, as for a function no call of the program reaches
+      bool hidden_callers = pm.fn_referenced_[f->id] || (f->cls && pm.class_referenced_.count(f->cls));
       std::string_view name = t.text(e);
       int idx = positional_index(*f, name);
       size_t runs = 0;
-      for (const Call* c : callers[f->id]) {
+      for (const Call* c : hidden_callers ? std::vector<const Call*>{} : callers[f->id]) {
         const Module& cm = *c->mod;
         bool in_program = c->fn ? p.reaches(c->fn) : runs_top_level(p, cm, c->node);
         if (!in_program || in_dead_branch(p, cm, c->node)) continue;
