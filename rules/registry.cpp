@@ -1,5 +1,5 @@
 // The one table of every rule code, sorted by code. Codes are stable and never reused.
-// A rule with a null check is in the catalog (RULES.md) but has no Python implementation yet.
+// A rule with a null check is in the catalog (docs/concepts.md) but has no Python implementation yet.
 #include "rules/registry.h"
 
 #include "rules/python/rules.h"

@@ -54,7 +54,7 @@ class FactCache {
     std::lock_guard<std::mutex> lock(mu_);
     return sites_.emplace(k, std::move(v)).first->second;  // references survive rehashing
   }
-  // True when a site of the fact lies in code that program `p` runs (RULES.md "Program": its
+  // True when a site of the fact lies in code that program `p` runs (docs/concepts.md "Program": its
   // members' top level and the functions reachable from its entry script).
   bool any_site_in_program(const py::ProgramModel& model, const py::Program& p, const char* key,
                            const std::function<std::vector<py::NodeId>(const py::Module&)>& compute) {

@@ -539,7 +539,7 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
       for (auto& f : fs_in) {
         if (!on(f.code)) continue;
         // A test module is not a training program: only the correctness rules (TL4xx) report
-        // in it (RULES.md "Test modules").
+        // in it (docs/concepts.md "Test modules").
         if (m->is_test && f.code.rfind("TL4", 0) != 0) continue;
         if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
         if (apply_suppressions(sups, f)) continue;

@@ -1,4 +1,4 @@
-// How a DataLoader's dataset holds its samples (RULES.md TL201): in memory (a TensorDataset, or
+// How a DataLoader's dataset holds its samples (rules/docs/TL201): in memory (a TensorDataset, or
 // a Dataset whose __getitem__ only indexes tensors/arrays built in __init__), or live state of
 // the training process (an IterableDataset that reads a replay buffer, steps an environment or
 // calls the model). Worker processes help neither: the first gains no overlap, the second would

@@ -1,4 +1,4 @@
-// Varying vs non-varying guards (RULES.md "Runs every step").
+// Varying vs non-varying guards (docs/concepts.md "Runs every step").
 #pragma once
 #include <string>
 #include <unordered_set>

@@ -159,7 +159,7 @@ struct Module {
   bool has_module_exec = false;  // exec(...) at module level: module globals may be overwritten
   // Phase 4.
   bool is_entry = false;
-  // A pytest/unittest module (RULES.md "Test modules"): never an entry script, its loops are not
+  // A pytest/unittest module (docs/concepts.md "Test modules"): never an entry script, its loops are not
   // step loops, and only the correctness rules (TL4xx) report in it.
   bool is_test = false;
   std::vector<uint32_t> programs;  // ids of programs this module belongs to
@@ -208,7 +208,7 @@ struct Program {
   uint32_t id = 0;
   Module* entry = nullptr;
   std::vector<Module*> members;
-  // Facts of the code the program runs (RULES.md "Program"): the top level of its members and
+  // Facts of the code the program runs (docs/concepts.md "Program"): the top level of its members and
   // the functions reachable from it through calls and references.
   bool uses_accelerator = false;
   // Where the program shows it (a placement call, a Lightning module, a name bound to a device):
@@ -217,7 +217,7 @@ struct Program {
   NodeId accel_node = kNone;
   bool has_opt_step = false;
   bool has_backward = false;
-  // It shows it expects an accelerator (RULES.md TL303): torch.cuda.*, a "cuda" device string,
+  // It shows it expects an accelerator (rules/docs/TL303): torch.cuda.*, a "cuda" device string,
   // torch.accelerator, a --cuda/--gpu/--device option, the NCCL backend.
   bool accelerator_intent = false;
   std::vector<char> reached;                       // per function id: runs when the program runs
@@ -228,7 +228,7 @@ struct Program {
   bool reaches(const Function* f) const { return f && f->id < reached.size() && reached[f->id]; }
 };
 
-// A small type fact for expressions and names (RULES.md TL401 and friends). Unknown is the
+// A small type fact for expressions and names (rules/docs/TL401 and friends). Unknown is the
 // answer whenever the analysis cannot be sure.
 enum class TypeKind : uint8_t { Unknown, Tensor, Module, Device, DataLoader, Optimizer, Number, NumpyArray };
 std::string_view type_kind_name(TypeKind k);
@@ -305,7 +305,7 @@ class ProgramModel {
   size_t positional_count(const Module& m, const Call& c) const;
   bool has_splat(const Module& m, const Call& c) const;
 
-  // RULES.md "optimizer step": optimizer.step(), scaler.step(opt), a framework's step.
+  // docs/concepts.md "optimizer step": optimizer.step(), scaler.step(opt), a framework's step.
   bool is_optimizer_step(const Module& m, const Call& c) const;
   // A backward pass: x.backward(), manual_backward(...), torch.autograd.backward(...).
   static bool is_backward(const Call& c);
@@ -332,7 +332,7 @@ class ProgramModel {
   const Call* cuda_initialised_before(const Function* f) const {
     return f && f->id < cuda_init_at_entry_.size() ? cuda_init_at_entry_[f->id] : nullptr;
   }
-  // How a DataLoader's dataset holds its samples (RULES.md TL201).
+  // How a DataLoader's dataset holds its samples (rules/docs/TL201).
   enum class DatasetStorage : uint8_t {
     Unknown,
     InMemory,   // a TensorDataset, or __getitem__ only indexes tensors/arrays built in __init__

@@ -201,7 +201,7 @@ struct ModelBuilder {
     }
   }
 
-  // RULES.md "Calls through module instances", through parameters: `train(model, criterion,
+  // docs/concepts.md "Calls through module instances", through parameters: `train(model, criterion,
   // loss_scaler)` called only as `train(m, LabelSmoothing(), NativeScaler())` makes
   // `criterion(...)` and `loss_scaler(...)` inside it calls of those classes. A parameter counts
   // only when it is never rebound and every analysed caller passes an instance of the same class;
@@ -270,7 +270,7 @@ struct ModelBuilder {
   }
 
   void build_programs() {
-    // A test module is never an entry script (RULES.md "Test modules"), and what only tests
+    // A test module is never an entry script (docs/concepts.md "Test modules"), and what only tests
     // import is not thereby a library of some program.
     std::unordered_set<Module*> imported;
     for (auto& mp : pm.modules_)
@@ -408,7 +408,7 @@ struct ModelBuilder {
       }
     }
     // Per module, once: the sites of direct facts, and the device names its `.to(x)` / `device=x`
-    // use; a program counts only the sites it runs (RULES.md "Program").
+    // use; a program counts only the sites it runs (docs/concepts.md "Program").
     struct ModuleFacts {
       std::vector<NodeId> opt, backward, accel;
       std::vector<const Class*> lightning;
@@ -606,7 +606,7 @@ struct ModelBuilder {
       auto& cand = candidate[m.index];
       cand.assign(m.loops.size(), 0);
       for (auto& L : m.loops) {
-        // a test's loops run a few iterations by design: never step loops (RULES.md "Test modules")
+        // a test's loops run a few iterations by design: never step loops (docs/concepts.md "Test modules")
         cand[L.index] = !m.is_test && (use_opt ? L.reaches_opt_step : L.reaches_backward);
         if (cand[L.index] && L.fn) {
           fn_has_candidate[L.fn->id] = 1;

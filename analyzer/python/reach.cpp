@@ -1,4 +1,4 @@
-// Program-level passes of the model that follow the code a program runs (RULES.md "Program",
+// Program-level passes of the model that follow the code a program runs (docs/concepts.md "Program",
 // "Test modules", TL302, TL303): which modules are tests, which functions each program reaches
 // from its entry script, whether it shows accelerator intent, and the order in which CUDA is
 // initialised along the calls from the entry points.

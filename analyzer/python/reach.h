@@ -6,7 +6,7 @@
 
 namespace tl::py {
 
-// Module::is_test for pytest/unittest modules (RULES.md "Test modules").
+// Module::is_test for pytest/unittest modules (docs/concepts.md "Test modules").
 void mark_test_modules(ProgramModel& pm);
 // Program::reached / reached_classes: functions and classes reachable from each program's entry.
 void compute_reachability(ProgramModel& pm, unsigned threads);

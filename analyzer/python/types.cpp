@@ -1,4 +1,4 @@
-// Type facts and small structural queries of the model (RULES.md issue-3 notions: tensor vs
+// Type facts and small structural queries of the model (docs/concepts.md: tensor vs
 // module, evaluation context, devices).
 #include <cctype>
 
@@ -136,7 +136,7 @@ bool ProgramModel::is_accelerator_device(const Module& m, NodeId expr) const {
   const Tree& t = m.tree;
   if (mentions_accelerator(t, expr)) return true;
   // `x.device` of a value (a tensor, a model output): an accelerator device only when `x` is
-  // known to be on one; its placement is otherwise unknown (RULES.md TL305)
+  // known to be on one; its placement is otherwise unknown (rules/docs/TL305)
   if (t.is(expr, K::Attribute)) {
     NodeId obj = t.field(expr, F::Object), attr = t.field(expr, F::Attribute);
     if (obj != kNone && attr != kNone && t.text(attr) == "device" && t.is(obj, K::Identifier) &&

@@ -33,7 +33,7 @@ inline bool one_shot_loader(const RuleContext& ctx, const py::Call& c) {
   return nx && nx->qname == "builtins.next";
 }
 
-// RULES.md "Messages follow the program's facts": a per-step message speaks of a waiting GPU
+// docs/concepts.md "Messages follow the program's facts": a per-step message speaks of a waiting GPU
 // only in a program that trains on an accelerator (the step loop's programs when known).
 inline bool trains_on_accelerator(const RuleContext& ctx, const py::StepContext* sc = nullptr) {
   const py::Module& m = sc && sc->loop_mod ? *sc->loop_mod : ctx.mod;

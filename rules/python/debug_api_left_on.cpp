@@ -6,7 +6,7 @@
 namespace tl::rules {
 
 void check_debug_api_left_on(RuleContext& ctx) {
-  // a training program: one with a training step loop or a framework step hook (RULES.md)
+  // a training program: one with a training step loop or a framework step hook (docs/concepts.md)
   bool training = ctx.facts.any_in_programs(ctx.model, ctx.mod, "trains", [](const py::Module& m) {
     for (auto& L : m.loops)
       if (L.kind == py::LoopKind::TrainStep) return true;

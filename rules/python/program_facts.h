@@ -12,14 +12,14 @@ struct Anchor {
   const py::Call* call = nullptr;
 };
 
-// The step loop's `.backward()` of the program's entry script (RULES.md "Where a finding
+// The step loop's `.backward()` of the program's entry script (docs/concepts.md "Where a finding
 // points"); when the entry script has none, the first one reached every step in the program.
 Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p);
 
 // The programs whose entry script is `m` (program-level rules run once, at the entry).
 std::vector<const py::Program*> programs_entered_at(const py::ProgramModel& model, const py::Module& m);
 
-// Facts count only the code the program runs (RULES.md "Program"): the top level of its members
+// Facts count only the code the program runs (docs/concepts.md "Program"): the top level of its members
 // and the functions reachable from the entry script.
 bool any_call(const py::ProgramModel& model, const py::Program& p,
               const std::function<bool(const py::Module&, const py::Call&)>& pred);

@@ -1,4 +1,4 @@
-// The model's program-level notions from RULES.md: a program's facts come from the code it runs
+// The model's program-level notions from docs/concepts.md: a program's facts come from the code it runs
 // (reachability from the entry script), test modules, accelerator intent, dataset storage (TL201)
 // and CUDA initialisation in execution order (TL302); and per-step messages that follow the
 // program's facts.
