@@ -224,6 +224,7 @@ struct Program {
   // Branches of reached functions that never run in this program: `if use_prefetcher:` in a
   // library function that every caller of the program calls with `use_prefetcher=False`.
   std::unordered_map<const Module*, std::vector<NodeId>> dead_branches;
+  bool in_dead_branch(const Module& m, NodeId n) const;
   std::unordered_set<const Class*> reached_classes;  // classes referenced by code the program runs
   bool reaches(const Function* f) const { return f && f->id < reached.size() && reached[f->id]; }
 };
@@ -384,9 +385,11 @@ class ProgramModel {
  private:
   friend struct ModelBuilder;
   friend struct ProgramReach;
-  // (reach.cpp) functions and classes handed on as values somewhere: their callers are unknown
+  // (reach.cpp) functions and classes handed on as values somewhere: their callers are unknown;
+  // classes other analysed classes derive from: a subclass may set their attributes otherwise
   std::vector<char> fn_referenced_;
   std::unordered_set<const Class*> class_referenced_;
+  std::unordered_set<const Class*> class_has_subclass_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<Function*> functions_;
   std::vector<Program> programs_;

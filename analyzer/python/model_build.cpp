@@ -475,10 +475,6 @@ struct ModelBuilder {
         }
       }
     }
-    std::vector<std::vector<const Call*>> callers_of_fn(pm.functions_.size());
-    for (auto& mp : pm.modules_)
-      for (auto& c : mp->calls)
-        if (c.target) callers_of_fn[c.target->id].push_back(&c);
     // Per program: a name used as a device in one member and bound to an accelerator in another.
     pm.device_fns_ = device_fns;
     pm.accel_names_.assign(pm.programs_.size(), {});
@@ -518,7 +514,7 @@ struct ModelBuilder {
         for (auto& [site, used, expr] : facts[m->index].used_device_names) {
           if (!pm.runs_in_program(p, *m, site)) continue;
           // followed to its values where the program shows them; by name otherwise
-          int known = device_on_accelerator(pm, p, *m, expr, callers_of_fn);
+          int known = device_on_accelerator(pm, p, *m, expr);
           if (known == 0) continue;
           if (known == 1) {
             accel = true;
@@ -544,11 +540,15 @@ struct ModelBuilder {
     }
   }
 
-  void call_graph_facts() {
+  // Call sites of each analysed function, once every call is resolved.
+  void link_callers() {
     pm.callers_.assign(pm.functions_.size(), {});
     for (auto& mp : pm.modules_)
       for (auto& c : mp->calls)
         if (c.target) pm.callers_[c.target->id].push_back(&c);
+  }
+
+  void call_graph_facts() {
     // direct facts
     std::vector<std::vector<Function*>> callers(pm.functions_.size());
     std::deque<Function*> work_opt, work_back;
@@ -1086,6 +1086,7 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
   // phase 3 (reads other modules' scopes, writes only its own calls/classes)
   parallel_for(pm.modules_.size(), threads, [&](size_t i) { b.resolve_module(*pm.modules_[i]); });
   b.resolve_param_instances();
+  b.link_callers();
   timer.lap("resolve calls");
   // phase 4
   b.link_imports();
@@ -1160,10 +1161,7 @@ std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId
       const Program& p = programs_[pid];
       if (!p.reaches(ef)) continue;  // the programs that run the function at all
       reached = true;
-      bool dead = false;
-      if (auto it = p.dead_branches.find(&m); it != p.dead_branches.end())
-        for (NodeId b : it->second) dead |= t.contains(b, node);
-      dead_everywhere &= dead;
+      dead_everywhere &= p.in_dead_branch(m, node);
     }
     if (reached && dead_everywhere) return std::nullopt;
   }

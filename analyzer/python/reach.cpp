@@ -155,41 +155,43 @@ struct ProgramReach {
     for (Function* f : pm.functions_)
       if (f->outer) nested[f->outer->id].push_back(f);
 
-    std::vector<std::vector<const Call*>> direct_callers(pm.functions_.size());
-    for (auto& mp : pm.modules_)
-      for (auto& c : mp->calls)
-        if (c.target) direct_callers[c.target->id].push_back(&c);
-    std::vector<char> referenced(pm.functions_.size(), 0);
-    std::unordered_set<const Class*> classes_referenced;
+    pm.fn_referenced_.assign(pm.functions_.size(), 0);
+    pm.class_referenced_.clear();
+    auto note_ref = [&](const Ref& r) {
+      if (r.fn) pm.fn_referenced_[r.fn->id] = 1;
+      if (r.class_value) pm.class_referenced_.insert(r.cls);
+    };
     for (auto& v : in_fn_per_mod)
-      for (auto& [f, r] : v) {
-        if (r.fn) referenced[r.fn->id] = 1;
-        if (r.class_value) classes_referenced.insert(r.cls);
-      }
+      for (auto& [f, r] : v) note_ref(r);
     for (auto& v : top)
-      for (auto& [n, r] : v) {
-        if (r.fn) referenced[r.fn->id] = 1;
-        if (r.class_value) classes_referenced.insert(r.cls);
-      }
+      for (auto& [n, r] : v) note_ref(r);
+    pm.class_has_subclass_.clear();
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->classes)
+        for (Class* b : c->local_bases) pm.class_has_subclass_.insert(b);
 
-    pm.fn_referenced_ = referenced;
-    pm.class_referenced_ = classes_referenced;
     for (auto& p : pm.programs_) {
       reach_program(p, top, fn_refs, nested);
-      if (find_dead_branches(p, direct_callers, referenced, classes_referenced)) {
+      if (find_dead_branches(p)) {
         p.reached_classes.clear();
         reach_program(p, top, fn_refs, nested);  // the branches' calls no longer count
       }
     }
   }
 
-  static bool in_dead_branch(const Program& p, const Module& m, NodeId n) {
-    if (p.dead_branches.empty()) return false;
-    auto it = p.dead_branches.find(&m);
-    if (it == p.dead_branches.end()) return false;
-    for (NodeId b : it->second)
-      if (m.tree.contains(b, n)) return true;
-    return false;
+  // `self.<attr>` set once, in the class's own `__init__`, and never elsewhere, in a class no
+  // analysed class derives from and that is not handed on as a value: the value node (and the
+  // `__init__` in `*init`), else kNone.
+  NodeId set_once_in_init(const Class& cls, std::string_view attr, const Function** init) const {
+    if (pm.class_has_subclass_.count(&cls) || pm.class_referenced_.count(&cls) ||
+        cls.attrs_mutated_outside_init.count(attr))
+      return kNone;
+    auto it = cls.attr_values.find(attr);
+    if (it == cls.attr_values.end() || it->second.size() != 1) return kNone;
+    const Function* i = cls.find_method("__init__");
+    if (!i || i->cls != &cls || !i->mod->tree.contains(i->def, it->second[0])) return kNone;
+    *init = i;
+    return it->second[0];
   }
 
   // The index of parameter `name` among the positional arguments of `f`'s callers, or -1 when it
@@ -218,8 +220,7 @@ struct ProgramReach {
   // The values a parameter of `f` takes in program `p`: from every call of `f` in code the
   // program runs (the default where a call leaves it out). Unknown when `f` is also referenced as
   // a value (its callers are unknown), has no caller in the program, or a call is not plain.
-  ValueSet param_values(const Program& p, const Function& f, std::string_view name,
-                        const std::vector<const Call*>& callers) const {
+  ValueSet param_values(const Program& p, const Function& f, std::string_view name) const {
     ValueSet out;
     const Binding* param = nullptr;
     if (auto* bs = f.scope.find_local(name)) {
@@ -237,10 +238,9 @@ struct ProgramReach {
     }
     int idx = positional_index(f, name);
     size_t runs = 0;
-    for (const Call* c : callers) {
+    for (const Call* c : pm.callers_of(&f)) {
       const Module& cm = *c->mod;
-      bool in_program = c->fn ? p.reaches(c->fn) : runs_top_level(p, cm, c->node);
-      if (!in_program || in_dead_branch(p, cm, c->node)) continue;
+      if (!pm.runs_in_program(p, cm, c->node)) continue;
       ++runs;
       size_t implicit = ProgramModel::implicit_args(*c, f);
       int pos = idx < 0 || static_cast<size_t>(idx) < implicit ? -1 : idx - static_cast<int>(implicit);
@@ -264,35 +264,21 @@ struct ProgramReach {
     return out;
   }
 
-  static bool runs_top_level(const Program& p, const Module& m, NodeId n) {
-    bool member = false;
-    for (uint32_t id : m.programs) member |= id == p.id;
-    return member && (&m == p.entry || !in_main_guard(m, n));
-  }
-
   // Branches guarded by a parameter (`if flag:`, `if not flag:`, `if x is None:`) that every
   // caller in the program fixes so that the branch cannot run. Only plain module-level
   // functions (their callers are all visible as calls). Returns whether any was found.
-  bool find_dead_branches(Program& p, const std::vector<std::vector<const Call*>>& callers,
-                          const std::vector<char>& referenced,
-                          const std::unordered_set<const Class*>& classes_referenced) {
+  bool find_dead_branches(Program& p) {
     bool any = false;
-    // classes that other analysed classes derive from: a subclass may set their attributes
-    std::unordered_set<const Class*> bases;
-    for (auto& mp : pm.modules_)
-      for (auto& c : mp->classes)
-        for (Class* b : c->local_bases) bases.insert(b);
+    auto plain_calls = [&](const Function* g) { return !pm.fn_referenced_[g->id] && !pm.callers_of(g).empty(); };
     for (Function* f : pm.functions_) {
       if (!p.reaches(f) || f->outer || !f->decorators.empty()) continue;
       // a plain function's parameters, when all its callers are calls; a method's `self.flag`,
       // set once in `__init__` from its parameter, when all instances come from class calls
-      bool params = !f->cls && !referenced[f->id] && !callers[f->id].empty();
-      const Function* init = nullptr;
-      if (f->cls && !bases.count(f->cls) && !classes_referenced.count(f->cls))
-        if (Function* i = f->cls->find_method("__init__"); i && i->cls == f->cls && !referenced[i->id] &&
-                                                           !callers[i->id].empty())
-          init = i;
-      if (!params && !init) continue;
+      bool params = !f->cls && plain_calls(f);
+      bool attrs = false;
+      if (f->cls && !pm.class_has_subclass_.count(f->cls) && !pm.class_referenced_.count(f->cls))
+        if (const Function* i = f->cls->find_method("__init__"); i && i->cls == f->cls && plain_calls(i)) attrs = true;
+      if (!params && !attrs) continue;
       const Tree& t = f->mod->tree;
       std::vector<NodeId> stack{f->body};
       while (!stack.empty()) {
@@ -305,18 +291,15 @@ struct ProgramReach {
           auto values = [&](NodeId subject) {
             ValueSet unknown;
             unknown.unknown = true;
-            if (params && t.is(subject, K::Identifier)) return param_values(p, *f, t.text(subject), callers[f->id]);
-            if (init && t.is(subject, K::Attribute)) {
+            if (params && t.is(subject, K::Identifier)) return param_values(p, *f, t.text(subject));
+            if (attrs && t.is(subject, K::Attribute)) {
               NodeId obj = t.field(subject, F::Object), attr = t.field(subject, F::Attribute);
               if (obj == kNone || attr == kNone || !t.is(obj, K::Identifier) || t.text(obj) != "self") return unknown;
-              std::string_view a = t.text(attr);
-              if (f->cls->attrs_mutated_outside_init.count(a)) return unknown;
-              auto it = f->cls->attr_values.find(a);
-              if (it == f->cls->attr_values.end() || it->second.size() != 1) return unknown;
-              NodeId v = it->second[0];
+              const Function* init = nullptr;
+              NodeId v = set_once_in_init(*f->cls, t.text(attr), &init);
+              if (v == kNone) return unknown;
               const Tree& it_ = init->mod->tree;
-              if (!it_.contains(init->def, v)) return unknown;
-              if (it_.is(v, K::Identifier)) return param_values(p, *init, it_.text(v), callers[init->id]);
+              if (it_.is(v, K::Identifier)) return param_values(p, *init, it_.text(v));
               return pm.eval(*init->mod, v);
             }
             return unknown;
@@ -401,7 +384,7 @@ struct ProgramReach {
         bool entry = m == p.entry;
         for (auto& c : m->calls) {
           if (c.fn || (!entry && in_main_guard(*m, c.node))) continue;
-          if (in_dead_branch(p, *m, c.node)) continue;
+          if (p.in_dead_branch(*m, c.node)) continue;
           add_fn(c.target);
           add_cls(c.target_class);
         }
@@ -435,7 +418,7 @@ struct ProgramReach {
         work.pop_front();
         for (uint32_t ci : f->calls) {
           const Call& c = f->mod->calls[ci];
-          if (in_dead_branch(p, *f->mod, c.node)) continue;
+          if (p.in_dead_branch(*f->mod, c.node)) continue;
           add_fn(c.target);
           add_cls(c.target_class);
         }
@@ -571,8 +554,7 @@ struct ProgramReach {
   }
 
   // ---- device values (accelerator facts) ---------------------------------------------------
-  int device_value(const Program& p, const Module& m, NodeId e, const std::vector<std::vector<const Call*>>& callers,
-                   int depth) const {
+  int device_value(const Program& p, const Module& m, NodeId e, int depth) const {
     const Tree& t = m.tree;
     if (e == kNone || depth > 5) return -1;
     while (t.is(e, K::ParenthesizedExpression)) e = t.first_named_child(e);
@@ -586,7 +568,7 @@ struct ProgramReach {
       if (c && c->qname == "torch.device") {
         NodeId a = pm.positional_arg(m, *c, 0);
         if (a == kNone) a = pm.keyword_arg(m, *c, "type");
-        return device_value(p, m, a, callers, depth + 1);
+        return device_value(p, m, a, depth + 1);
       }
       return -1;
     }
@@ -595,19 +577,10 @@ struct ProgramReach {
       NodeId obj = t.field(e, F::Object), attr = t.field(e, F::Attribute);
       if (obj == kNone || attr == kNone || !t.is(obj, K::Identifier) || t.text(obj) != "self") return -1;
       const Function* f = m.enclosing_function(e);
-      const Class* cls = f ? f->cls : nullptr;
-      if (!cls || pm.class_referenced_.count(cls)) return -1;
-      for (auto& mp : pm.modules_)
-        for (auto& k : mp->classes)
-          for (Class* b : k->local_bases)
-            if (b == cls) return -1;  // a subclass may set it otherwise
-      std::string_view a = t.text(attr);
-      if (cls->attrs_mutated_outside_init.count(a)) return -1;
-      auto it = cls->attr_values.find(a);
-      if (it == cls->attr_values.end() || it->second.size() != 1) return -1;
-      Function* init = cls->find_method("__init__");
-      if (!init || init->cls != cls || !init->mod->tree.contains(init->def, it->second[0])) return -1;
-      return device_value(p, *init->mod, it->second[0], callers, depth + 1);
+      if (!f || !f->cls) return -1;
+      const Function* init = nullptr;
+      NodeId v = set_once_in_init(*f->cls, t.text(attr), &init);
+      return v == kNone ? -1 : device_value(p, *init->mod, v, depth + 1);
     }
     if (!t.is(e, K::Identifier)) return -1;
     const auto* bs = pm.bindings_of(m, e);
@@ -615,7 +588,7 @@ struct ProgramReach {
     int out = 0;
     for (auto& b : *bs) {
       if (b.kind == Binding::Kind::Assign && b.whole && b.value != kNone) {
-        out = combine(out, device_value(p, m, b.value, callers, depth + 1));
+        out = combine(out, device_value(p, m, b.value, depth + 1));
         continue;
       }
       if (b.kind != Binding::Kind::Param) return -1;
@@ -629,24 +602,23 @@ struct ProgramReach {
       std::string_view name = t.text(e);
       int idx = positional_index(*f, name);
       size_t runs = 0;
-      for (const Call* c : hidden_callers ? std::vector<const Call*>{} : callers[f->id]) {
+      for (const Call* c : hidden_callers ? std::vector<const Call*>{} : pm.callers_of(f)) {
         const Module& cm = *c->mod;
-        bool in_program = c->fn ? p.reaches(c->fn) : runs_top_level(p, cm, c->node);
-        if (!in_program || in_dead_branch(p, cm, c->node)) continue;
+        if (!pm.runs_in_program(p, cm, c->node)) continue;
         ++runs;
         if (pm.has_splat(cm, *c)) return -1;
         size_t implicit = ProgramModel::implicit_args(*c, *f);
         NodeId arg = pm.keyword_arg(cm, *c, name);
         if (arg == kNone && idx >= 0 && static_cast<size_t>(idx) >= implicit)
           arg = pm.positional_arg(cm, *c, static_cast<size_t>(idx) - implicit);
-        int v = arg != kNone ? device_value(p, cm, arg, callers, depth + 1)
-                             : (b.default_value != kNone ? device_value(p, m, b.default_value, callers, depth + 1) : -1);
+        int v = arg != kNone ? device_value(p, cm, arg, depth + 1)
+                             : (b.default_value != kNone ? device_value(p, m, b.default_value, depth + 1) : -1);
         out = combine(out, v);
         if (out == -1) return -1;
       }
       // no call of the program passes it: code outside the analysis may, with its default as
       // the best evidence
-      if (!runs) out = combine(out, b.default_value != kNone ? device_value(p, m, b.default_value, callers, depth + 1) : -1);
+      if (!runs) out = combine(out, b.default_value != kNone ? device_value(p, m, b.default_value, depth + 1) : -1);
       if (out == -1) return -1;
     }
     return out;
@@ -658,13 +630,21 @@ void mark_test_modules(ProgramModel& pm) { ProgramReach{pm}.mark_test_modules();
 void compute_reachability(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.reachability(threads); }
 void compute_accelerator_intent(ProgramModel& pm) { ProgramReach{pm}.intent(); }
 void compute_cuda_init_order(ProgramModel& pm) { ProgramReach{pm}.cuda_order(); }
-int device_on_accelerator(const ProgramModel& pm, const Program& p, const Module& m, NodeId e,
-                          const std::vector<std::vector<const Call*>>& callers) {
-  return ProgramReach{const_cast<ProgramModel&>(pm)}.device_value(p, m, e, callers, 0);
+int device_on_accelerator(const ProgramModel& pm, const Program& p, const Module& m, NodeId e) {
+  return ProgramReach{const_cast<ProgramModel&>(pm)}.device_value(p, m, e, 0);
+}
+
+bool Program::in_dead_branch(const Module& m, NodeId n) const {
+  if (dead_branches.empty()) return false;
+  auto it = dead_branches.find(&m);
+  if (it == dead_branches.end()) return false;
+  for (NodeId b : it->second)
+    if (m.tree.contains(b, n)) return true;
+  return false;
 }
 
 bool ProgramModel::runs_in_program(const Program& p, const Module& m, NodeId node) const {
-  if (const Function* f = m.enclosing_function(node)) return p.reaches(f) && !ProgramReach::in_dead_branch(p, m, node);
+  if (const Function* f = m.enclosing_function(node)) return p.reaches(f) && !p.in_dead_branch(m, node);
   bool member = false;
   for (uint32_t id : m.programs) member |= id == p.id;
   if (!member) return false;

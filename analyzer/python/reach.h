@@ -19,7 +19,6 @@ void compute_cuda_init_order(ProgramModel& pm);
 // runs) can be followed to its values: through parameters to what every call of the program
 // passes (or the default), through `self.x` set once in `__init__`, through local assignments and
 // `torch.device(...)`. 1: some value is an accelerator; 0: none is; -1: not known.
-int device_on_accelerator(const ProgramModel& pm, const Program& p, const Module& m, NodeId e,
-                          const std::vector<std::vector<const Call*>>& callers);
+int device_on_accelerator(const ProgramModel& pm, const Program& p, const Module& m, NodeId e);
 
 }  // namespace tl::py
