@@ -18,7 +18,7 @@ using DS = ProgramModel::DatasetStorage;
 
 bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.compare(0, p.size(), p) == 0; }
 
-bool is_tensor_dataset(std::string_view q) {
+bool in_memory_dataset(std::string_view q) {
   if (q == "torch.utils.data.TensorDataset" || q == "torch.utils.data.dataset.TensorDataset") return true;
   // Library datasets known to hold their samples as tensors built at construction: Lightning's
   // demo datasets (WikiText2 keeps the whole corpus as one token tensor and slices it; the random
@@ -281,7 +281,7 @@ ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, Node
         case K::Call: {
           const Call* c = mm.call_at(e);
           if (!c) return DS::Unknown;
-          if (is_tensor_dataset(c->qname)) return DS::InMemory;
+          if (in_memory_dataset(c->qname)) return DS::InMemory;
           if (is_subset_wrapper(c->qname)) return of(mm, pm.positional_arg(mm, *c, 0), depth + 1);
           if (c->qname == "torch.utils.data.ConcatDataset" || c->qname == "torch.utils.data.dataset.ConcatDataset") {
             NodeId a = pm.positional_arg(mm, *c, 0);
