@@ -16,15 +16,13 @@ namespace {
 
 using DS = ProgramModel::DatasetStorage;
 
-bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.compare(0, p.size(), p) == 0; }
-
 bool in_memory_dataset(std::string_view q) {
   if (q == "torch.utils.data.TensorDataset" || q == "torch.utils.data.dataset.TensorDataset") return true;
   // Library datasets known to hold their samples as tensors built at construction: Lightning's
   // demo datasets (WikiText2 keeps the whole corpus as one token tensor and slices it; the random
   // datasets keep `torch.randn` data).
   for (std::string_view prefix : {"lightning.pytorch.demos.", "pytorch_lightning.demos.", "lightning.fabric.demos."})
-    if (starts_with(q, prefix)) {
+    if (q.starts_with(prefix)) {
       std::string_view last = q.substr(q.rfind('.') + 1);
       return last == "WikiText2" || last == "RandomDataset" || last == "RandomDictDataset" ||
              last == "RandomIterableDataset" || last == "RandomIterableDatasetWithLen";
@@ -72,7 +70,7 @@ bool lazy_storage(const Module& m, NodeId v) {
     const Call* c = m.call_at(n);
     if (!c) continue;
     for (std::string_view p : {"h5py.", "lmdb.", "zarr.", "tables.", "numpy.memmap", "datasets.load_dataset"})
-      if (starts_with(c->qname, p)) return true;
+      if (c->qname.starts_with(p)) return true;
   }
   return false;
 }
@@ -182,7 +180,7 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
         if ((call.method == "step" || call.method == "reset") && call.receiver != kNone) {
           if (icontains(last_component(dotted_text(gt, call.receiver)), "env")) return true;
           for (auto& o : origins(*g->mod, call.receiver))
-            if (starts_with(o, "gym.") || starts_with(o, "gymnasium.")) return true;
+            if (o.starts_with("gym.") || o.starts_with("gymnasium.")) return true;
         }
         if (call.target && steps_env_or_model(call.target, depth + 1)) return true;
       }
@@ -218,7 +216,7 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
           std::string d = dotted_text(ft, call.receiver);
           if (icontains(last_component(d), "env")) return DS::LiveState;
           for (auto& o : origins(*f->mod, call.receiver))
-            if (starts_with(o, "gym.") || starts_with(o, "gymnasium.")) return DS::LiveState;
+            if (o.starts_with("gym.") || o.starts_with("gymnasium.")) return DS::LiveState;
         }
         // a method or call of an object held by the dataset that training changes or that is a model
         NodeId holder = call.receiver != kNone ? call.receiver : callee;

@@ -17,17 +17,12 @@ namespace tl::py {
 
 namespace {
 
-bool starts_with(std::string_view s, std::string_view p) { return s.size() >= p.size() && s.compare(0, p.size(), p) == 0; }
-bool ends_with(std::string_view s, std::string_view p) {
-  return s.size() >= p.size() && s.compare(s.size() - p.size(), p.size(), p) == 0;
-}
-
 // Decorators that only wrap a function (they neither call it nor register it somewhere).
 bool wrapping_decorator(std::string_view q) {
   if (q.empty()) return false;
   for (std::string_view p : {"torch.", "functools.", "builtins.", "typing.", "abc.", "dataclasses.", "contextlib.",
                              "numba.", "jax.", "pytest.", "unittest."})
-    if (starts_with(q, p)) return true;
+    if (q.starts_with(p)) return true;
   return false;
 }
 
@@ -72,7 +67,7 @@ struct ProgramReach {
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
       std::string base = std::filesystem::path(m.path).filename().string();
-      if (ends_with(base, ".py") && (starts_with(base, "test_") || ends_with(base, "_test.py"))) {
+      if (base.ends_with(".py") && (base.starts_with("test_") || base.ends_with("_test.py"))) {
         m.is_test = true;
         continue;
       }
@@ -85,7 +80,7 @@ struct ProgramReach {
       // top-level test_* functions that the module never calls itself (pytest calls them); a
       // training script's own `test_epoch(...)` helper is called by the script.
       for (auto& f : m.functions)
-        if (!f->outer && !f->cls && starts_with(f->name, "test_") && !called.count(f.get())) {
+        if (!f->outer && !f->cls && f->name.starts_with("test_") && !called.count(f.get())) {
           m.is_test = true;
           break;
         }
@@ -444,7 +439,7 @@ struct ProgramReach {
         auto s = t.text(n);
         if (intent_text(s) || s == "accelerator") {
           NodeId p = t.parent(n);
-          if (s == "accelerator" && !(p != kNone && t.is(p, K::Attribute) && starts_with(t.text(p), "torch.accelerator")))
+          if (s == "accelerator" && !(p != kNone && t.is(p, K::Attribute) && t.text(p).starts_with("torch.accelerator")))
             continue;
           out.push_back(n);
         }
@@ -457,7 +452,7 @@ struct ProgramReach {
           continue;
         }
         // a command-line option: --gpu, --gpus, --gpu-ids, --device, --no-cuda
-        if (starts_with(v, "-") && (icontains(v, "gpu") || icontains(v, "device") || icontains(v, "cuda")))
+        if (v.starts_with("-") && (icontains(v, "gpu") || icontains(v, "device") || icontains(v, "cuda")))
           out.push_back(n);
       }
     }
@@ -663,7 +658,7 @@ bool ProgramModel::initialises_cuda(const Module& m, const Call& c) const {
     if (d == kNone) d = keyword_arg(m, c, "device");
     if (d != kNone && is_accelerator_device(m, d)) return true;
   }
-  if (starts_with(q, "torch.")) {
+  if (q.starts_with("torch.")) {
     NodeId d = keyword_arg(m, c, "device");
     if (d != kNone && mentions_accelerator(m.tree, d)) return true;
   }

@@ -26,12 +26,9 @@ void check_cudnn_benchmark_off(RuleContext& ctx) {
     // is a decision too: benchmark mode picks its algorithms nondeterministically.
     bool sets = ctx.facts.any_site_in_program(ctx.model, *p, "decides-cudnn-algorithms", [](const py::Module& m) {
       std::vector<py::NodeId> out;
-      auto ends_with = [](const std::string& d, std::string_view s) {
-        return d.size() >= s.size() && d.compare(d.size() - s.size(), s.size(), s) == 0;
-      };
       for (py::NodeId a : m.assignments) {
         std::string d = py::dotted_text(m.tree, m.tree.field(a, py::F::Left));
-        if (ends_with(d, "cudnn.benchmark") || ends_with(d, "cudnn.deterministic")) out.push_back(a);
+        if (d.ends_with("cudnn.benchmark") || d.ends_with("cudnn.deterministic")) out.push_back(a);
       }
       for (auto& c : m.calls)
         if (c.qname == "torch.use_deterministic_algorithms") out.push_back(c.node);
