@@ -5,46 +5,16 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/python/model.h"
+#include "support/model_support.h"
 
 using namespace tl;
 using namespace tl::py;
 
 namespace {
 
-struct Model {
-  ProgramModel pm;
-  const Module& mod(const std::string& path) const {
-    for (auto& m : pm.modules())
-      if (m->path == path) return *m;
-    throw std::runtime_error("no module " + path);
-  }
-  // The n-th call (0-based) whose source text starts with `prefix`.
-  const Call& call(const std::string& path, const std::string& prefix, int n = 0) const {
-    const Module& m = mod(path);
-    for (auto& c : m.calls)
-      if (m.tree.text(c.node).substr(0, prefix.size()) == prefix && n-- == 0) return c;
-    throw std::runtime_error("no call " + prefix);
-  }
-  LoopKind loop_at_line(const std::string& path, uint32_t line) const {
-    const Module& m = mod(path);
-    for (auto& L : m.loops)
-      if (m.tree.pos(L.node).line == line) return L.kind;
-    throw std::runtime_error("no loop at line " + std::to_string(line));
-  }
-  // The first identifier named `name` on 1-based line `line`.
-  NodeId name_at(const std::string& path, uint32_t line, std::string_view name) const {
-    const Module& m = mod(path);
-    for (NodeId n = 0; n < m.tree.size(); ++n)
-      if (m.tree.is(n, K::Identifier) && m.tree.text(n) == name && m.tree.pos(n).line == line) return n;
-    throw std::runtime_error("no identifier " + std::string(name));
-  }
-};
+using Model = tl::test::BuiltModel;
 
-Model build(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::unique_ptr<SourceFile>> srcs;
-  for (auto& [p, t] : files) srcs.push_back(std::make_unique<SourceFile>(p, t));
-  return Model{ProgramModel::build(std::move(srcs), 2)};
-}
+Model build(const std::vector<std::pair<std::string, std::string>>& files) { return tl::test::build_model(files); }
 
 }  // namespace
 

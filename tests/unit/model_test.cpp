@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "analyzer/python/model.h"
+#include "support/model_support.h"
 #include "support/test_support.h"
 
 using namespace tl;
@@ -10,37 +11,9 @@ using namespace tl::py;
 
 namespace {
 
-struct Built {
-  ProgramModel pm;
-  const Module& mod(const std::string& path) const {
-    for (auto& m : pm.modules())
-      if (m->path == path) return *m;
-    throw std::runtime_error("no module " + path);
-  }
-  // The n-th call (0-based) whose source text starts with `prefix`.
-  const Call& call(const std::string& path, const std::string& prefix, int n = 0) const {
-    const Module& m = mod(path);
-    for (auto& c : m.calls)
-      if (m.tree.text(c.node).substr(0, prefix.size()) == prefix && n-- == 0) return c;
-    throw std::runtime_error("no call " + prefix);
-  }
-  bool per_step(const std::string& path, const std::string& prefix, int n = 0) const {
-    const Call& c = call(path, prefix, n);
-    return pm.runs_every_step(mod(path), c.node).has_value();
-  }
-  LoopKind loop_at_line(const std::string& path, uint32_t line) const {
-    const Module& m = mod(path);
-    for (auto& L : m.loops)
-      if (m.tree.pos(L.node).line == line) return L.kind;
-    throw std::runtime_error("no loop at line " + std::to_string(line));
-  }
-};
+using Built = tl::test::BuiltModel;
 
-Built build(const std::vector<std::pair<std::string, std::string>>& files) {
-  std::vector<std::unique_ptr<SourceFile>> srcs;
-  for (auto& [p, t] : files) srcs.push_back(std::make_unique<SourceFile>(p, t));
-  return Built{ProgramModel::build(std::move(srcs), 2)};
-}
+Built build(const std::vector<std::pair<std::string, std::string>>& files) { return tl::test::build_model(files); }
 
 std::string qname_of_call(const Built& b, const std::string& path, const std::string& prefix) {
   return b.call(path, prefix).qname;
