@@ -187,16 +187,23 @@ class Reader {
         if (!rt) fail(v.source(), key_name(name) + " must be a table ([" + (table_.empty() ? std::string("run") : table_ + ".run") + "]); found " + type_name(v));
         for (auto&& [rk, rv] : *rt) {
           std::string_view rn = rk.str();
+          std::string where = table_.empty() ? std::string("[run]") : "[" + table_ + ".run]";
+          if (rn == "report") {
+            auto s = rv.value<std::string>();
+            if (!rv.is_string() || !s || s->empty())
+              fail(rv.source(), "'report' in " + where + " must be a file path (a string); found " + type_name(rv));
+            c.run.report = (c.dir / *s).lexically_normal().string();
+            continue;
+          }
           std::optional<double>* slot = rn == "threshold"    ? &c.run.threshold
                                         : rn == "data-stall" ? &c.run.data_stall
                                         : rn == "gc-pauses"  ? &c.run.gc_pauses
                                         : rn == "gpu-idle"   ? &c.run.gpu_idle
                                                              : nullptr;
-          std::string where = table_.empty() ? std::string("[run]") : "[" + table_ + ".run]";
           if (!slot)
             fail(rk.source(), "unknown key '" + std::string(rn) + "' in " + where +
-                                  did_you_mean(rn, {"threshold", "data-stall", "gc-pauses", "gpu-idle"}) +
-                                  "; known: threshold, data-stall, gc-pauses, gpu-idle");
+                                  did_you_mean(rn, {"threshold", "data-stall", "gc-pauses", "gpu-idle", "report"}) +
+                                  "; known: threshold, data-stall, gc-pauses, gpu-idle, report");
           auto d = rv.value<double>();
           if (!(rv.is_integer() || rv.is_floating_point()) || !d)
             fail(rv.source(), "'" + std::string(rn) + "' in " + where + " must be a number (percent of step time); found " + type_name(rv));

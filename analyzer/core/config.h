@@ -25,6 +25,9 @@ struct RunSettings {
   std::optional<double> data_stall; // TL901 (default 5)
   std::optional<double> gc_pauses;  // TL902 (default 1)
   std::optional<double> gpu_idle;   // TL903 (default 50)
+  // The `trainlint run --format json --output` report that editors show beside the findings
+  // (absolute; written relative to the configuration file's folder).
+  std::optional<std::string> report;
 };
 
 struct PerFileIgnore {

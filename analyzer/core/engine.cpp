@@ -442,7 +442,7 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
       ++res.context_files;
     }
   }
-  auto model = std::make_shared<py::ProgramModel>(py::ProgramModel::build(std::move(files), threads));
+  auto model = std::make_shared<py::ProgramModel>(py::ProgramModel::build(std::move(files), threads, opts.parse_cache.get()));
   res.model = model;
   const auto& mods = model->modules();
   std::vector<const py::Module*> mod_of(mods.size(), nullptr);
@@ -601,6 +601,12 @@ LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const Li
   LintResult res = analyse(std::move(files), std::move(target), std::move(infos), opts, cs);
   res.root_config = &cs->defaults();
   return res;
+}
+
+std::shared_ptr<ConfigSet> make_config_set(const std::string& config_file, bool isolated, std::string* error) {
+  auto cs = std::make_shared<ConfigSet>(known_selector, canon_code);
+  if (!cs->init(config_file, isolated, error)) return nullptr;
+  return cs;
 }
 
 LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& opts) {

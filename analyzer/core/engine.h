@@ -40,6 +40,8 @@ struct LintOptions {
   // Texts that replace files on disk (unsaved editor buffers, --fix rounds), by absolute,
   // lexically normal path.
   std::map<std::string, std::string> overlays;
+  // Shared across runs by a long-lived caller (the LSP server): re-parses become incremental.
+  std::shared_ptr<py::ParseCache> parse_cache;
   // Only findings not in this baseline (a file written by --write-baseline).
   std::string baseline;
   // Only findings whose statement is on lines changed since this git ref.
@@ -88,6 +90,11 @@ std::unique_ptr<SourceFile> source_from_text(const std::string& path, std::strin
                                              std::vector<FileMessage>& messages);
 
 LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& opts);
+
+// The configuration lookup a lint run with these options uses (--config FILE, --isolated), for
+// callers that need a setting outside a run (the LSP server's runtime report path). Null with
+// `error` set when --config cannot be read.
+std::shared_ptr<ConfigSet> make_config_set(const std::string& config_file, bool isolated, std::string* error);
 // In-memory sources, all reported, default configuration, no project context.
 LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const LintOptions& opts);
 

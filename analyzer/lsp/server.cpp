@@ -477,6 +477,16 @@ void Server::cancel(const json& params) {
 void Server::load_report_locked() {
   std::string path = settings_.run_report;
   if (path.empty()) {
+    // the workspace configuration's [run] report, when it names one
+    std::string err;
+    if (auto cs = make_config_set(settings_.config_file, settings_.isolated, &err))
+      for (auto& root : workspace_roots_)
+        if (auto& c = cs->for_dir(fs::path(normal_abs(root))); c.run.report) {
+          path = *c.run.report;
+          break;
+        }
+  }
+  if (path.empty()) {
     for (auto& root : workspace_roots_) {
       std::string cand = (fs::path(root) / ".trainlint" / "run.json").string();
       if (fs::exists(cand)) {
@@ -605,6 +615,7 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
   opts.config_file = settings.config_file;
   opts.isolated = settings.isolated;
   opts.threads = 2;
+  opts.parse_cache = parse_cache_;
   opts.max_file_bytes = settings.max_buffer_bytes;
 
   struct Out {

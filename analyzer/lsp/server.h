@@ -131,6 +131,8 @@ class Server {
   Settings settings_;
   std::map<std::string, Doc> docs_;           // by absolute path
   std::map<std::string, Analysed> analysed_;  // by absolute path (open documents)
+  // The workspace files parsed by the last analyses: an edit re-parses incrementally.
+  std::shared_ptr<py::ParseCache> parse_cache_ = std::make_shared<py::ParseCache>();
   std::set<std::string> dirty_;               // project keys to re-analyse
   std::map<std::string, std::string> closed_; // closed documents whose diagnostics must be cleared: path -> uri
   std::vector<Pending> pending_;

@@ -194,19 +194,123 @@ struct TreeBuilder {
   }
 };
 
-Tree Tree::parse(const SourceFile& src) {
+namespace {
+using TreeHandle = std::unique_ptr<TSTree, TreeDeleter>;
+
+// Parses `src`, incrementally from `old` (already edited to match `src`) when given, and keeps
+// the tree-sitter tree in `keep` when asked.
+Tree parse_tree(const SourceFile& src, const TSTree* old, TreeHandle* keep) {
   Tree t;
-  t.src_ = &src;
   TSParser* parser = thread_parser();
   ts_parser_reset(parser);
-  std::unique_ptr<TSTree, TreeDeleter> tree(
-      ts_parser_parse_string(parser, nullptr, src.text().data(), static_cast<uint32_t>(src.text().size())));
+  TreeHandle tree(ts_parser_parse_string(parser, old, src.text().data(), static_cast<uint32_t>(src.text().size())));
+  // Error recovery depends on the parse's history: an incremental parse of a text with syntax
+  // errors may recover differently from a fresh one. Such a text is parsed afresh, so that the
+  // analysis of a buffer never depends on the edits that led to it.
+  if (old && tree && ts_node_has_error(ts_tree_root_node(tree.get()))) {
+    ts_parser_reset(parser);
+    tree.reset(ts_parser_parse_string(parser, nullptr, src.text().data(), static_cast<uint32_t>(src.text().size())));
+  }
+  t = Tree::from_tree_sitter(src, tree.get());
+  if (keep) *keep = std::move(tree);
+  return t;
+}
+
+// Row and byte column of `byte` in `text`.
+TSPoint point_at(std::string_view text, size_t byte) {
+  TSPoint p{0, 0};
+  size_t line_start = 0;
+  for (size_t i = 0; i < byte; ++i)
+    if (text[i] == '\n') {
+      ++p.row;
+      line_start = i + 1;
+    }
+  p.column = static_cast<uint32_t>(byte - line_start);
+  return p;
+}
+}  // namespace
+
+Tree Tree::from_tree_sitter(const SourceFile& src, const TSTree* tree) {
+  Tree t;
+  t.src_ = &src;
   if (!tree) {
     t.errors_.emplace_back(0, "the parser gave up on this file");
     return t;
   }
-  TreeBuilder::build(t, ts_tree_root_node(tree.get()));
+  TreeBuilder::build(t, ts_tree_root_node(tree));
   return t;
+}
+
+Tree Tree::parse(const SourceFile& src) { return parse_tree(src, nullptr, nullptr); }
+
+struct ParseCache::Entry {
+  std::string text;
+  TreeHandle ts;  // null when the parser gave up
+  Tree tree;      // converted; its source pointer is re-set on each copy
+  uint64_t used = 0;
+};
+
+ParseCache::~ParseCache() = default;
+
+ParseCache::Stats ParseCache::stats() const {
+  std::lock_guard lk(mu_);
+  return stats_;
+}
+
+Tree ParseCache::parse(const SourceFile& src) {
+  const std::string& key = src.abs_path();
+  std::string_view text = src.text();
+  std::shared_ptr<const Entry> old;
+  {
+    std::lock_guard lk(mu_);
+    if (auto it = entries_.find(key); it != entries_.end()) old = it->second;
+    if (old && old->text == text) {
+      ++stats_.copies;
+      const_cast<Entry&>(*old).used = ++clock_;
+      Tree t = old->tree;
+      t.src_ = &src;
+      return t;
+    }
+  }
+  TreeHandle edited;
+  if (old && old->ts) {
+    // One edit spanning every difference: the common prefix and suffix are untouched.
+    std::string_view before = old->text;
+    size_t n = std::min(before.size(), text.size());
+    size_t prefix = 0;
+    while (prefix < n && before[prefix] == text[prefix]) ++prefix;
+    size_t suffix = 0;
+    while (suffix < n - prefix && before[before.size() - 1 - suffix] == text[text.size() - 1 - suffix]) ++suffix;
+    TSInputEdit e;
+    e.start_byte = static_cast<uint32_t>(prefix);
+    e.old_end_byte = static_cast<uint32_t>(before.size() - suffix);
+    e.new_end_byte = static_cast<uint32_t>(text.size() - suffix);
+    e.start_point = point_at(text, prefix);
+    e.old_end_point = point_at(before, e.old_end_byte);
+    e.new_end_point = point_at(text, e.new_end_byte);
+    edited.reset(ts_tree_copy(old->ts.get()));  // the cached tree stays as it is for other threads
+    ts_tree_edit(edited.get(), &e);
+  }
+  auto fresh = std::make_shared<Entry>();
+  fresh->text = std::string(text);
+  fresh->tree = parse_tree(src, edited.get(), &fresh->ts);
+  Tree out = fresh->tree;
+  fresh->tree.src_ = nullptr;  // the caller's SourceFile does not outlive this call's result
+  std::lock_guard lk(mu_);
+  ++(edited ? stats_.incremental : stats_.full);
+  fresh->used = ++clock_;
+  if (auto it = entries_.find(key); it != entries_.end()) bytes_ -= it->second->text.size();
+  bytes_ += fresh->text.size();
+  entries_[key] = std::move(fresh);
+  while (bytes_ > max_bytes_ && entries_.size() > 1) {
+    auto lru = entries_.end();
+    for (auto it = entries_.begin(); it != entries_.end(); ++it)
+      if (it->first != key && (lru == entries_.end() || it->second->used < lru->second->used)) lru = it;
+    if (lru == entries_.end()) break;
+    bytes_ -= lru->second->text.size();
+    entries_.erase(lru);
+  }
+  return out;
 }
 
 std::string_view Tree::type_name(NodeId n) const {

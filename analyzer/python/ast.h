@@ -3,12 +3,17 @@
 // pays tree-sitter's O(n) sibling lookups and never holds TSNode handles.
 #pragma once
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/core/source_file.h"
+
+struct TSTree;  // tree-sitter's, for ParseCache and Tree::from_tree_sitter
 
 namespace tl::py {
 
@@ -57,6 +62,8 @@ class Tree {
  public:
   // Parses `src`. Never fails for text input: syntax errors become ERROR / MISSING nodes.
   static Tree parse(const SourceFile& src);
+  // Converts a tree-sitter tree of `src` (null: the parser gave up, reported as an error).
+  static Tree from_tree_sitter(const SourceFile& src, const TSTree* tree);
 
   const SourceFile& source() const { return *src_; }
   NodeId root() const { return nodes_.empty() ? kNone : 0; }
@@ -99,6 +106,37 @@ class Tree {
   std::vector<Node> nodes_;
   std::vector<std::pair<uint32_t, std::string>> errors_;
   friend struct TreeBuilder;
+  friend class ParseCache;
+};
+
+// Remembers, per file (by absolute path), the last text parsed with its tree-sitter tree and its
+// converted Tree, for callers that parse the same files again and again (the LSP server re-analyses
+// a project after every edit). Parsing an unchanged text is then a copy of the converted Tree, and
+// parsing an edited text is incremental: the old tree-sitter tree is told where the texts differ
+// and the parser re-uses every subtree outside that span. The result is the Tree a fresh parse
+// gives (tests/unit/parse_cache_test.cpp checks it on random edits). Thread-safe; bounded by the
+// bytes of text it holds, evicting the least recently used files first.
+class ParseCache {
+ public:
+  explicit ParseCache(size_t max_text_bytes = size_t{256} << 20) : max_bytes_(max_text_bytes) {}
+  ~ParseCache();
+  ParseCache(const ParseCache&) = delete;
+  ParseCache& operator=(const ParseCache&) = delete;
+
+  Tree parse(const SourceFile& src);
+
+  struct Stats {
+    size_t copies = 0, incremental = 0, full = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct Entry;
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const Entry>> entries_;
+  size_t max_bytes_, bytes_ = 0;
+  uint64_t clock_ = 0;
+  Stats stats_;
 };
 
 }  // namespace tl::py

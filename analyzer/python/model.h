@@ -277,7 +277,9 @@ class ProgramModel {
   ProgramModel& operator=(ProgramModel&&) noexcept;
 
   // Builds the model of `files` (already read and validated). `threads` >= 1.
-  static ProgramModel build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads);
+  // `cache` (optional) makes re-parses of the same files incremental (see ParseCache).
+  static ProgramModel build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads,
+                            ParseCache* cache = nullptr);
 
   const std::vector<std::unique_ptr<Module>>& modules() const { return modules_; }
   const std::vector<Program>& programs() const { return programs_; }

@@ -1045,7 +1045,7 @@ struct PhaseTimer {
 };
 }  // namespace
 
-ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads) {
+ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads, ParseCache* cache) {
   ProgramModel pm;
   PhaseTimer timer;
   std::atomic<int64_t> parse_ns{0}, collect_ns{0};
@@ -1060,7 +1060,7 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
     m->name_path = files[i]->project_path();
     m->src = std::move(files[i]);
     auto t0 = std::chrono::steady_clock::now();
-    m->tree = Tree::parse(*m->src);
+    m->tree = cache ? cache->parse(*m->src) : Tree::parse(*m->src);
     auto t1 = std::chrono::steady_clock::now();
     collect_module(*m);
     auto t2 = std::chrono::steady_clock::now();

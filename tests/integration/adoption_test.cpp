@@ -448,7 +448,7 @@ TEST(Configuration, MistakesAreExit2WithFileAndLine) {
             "trainlint: error: pyproject.toml:3: 'fail-on' in [tool.trainlint] must be \"error\", \"warning\" or \"info\", "
             "not \"eror\"\n"
             "trainlint: error: pyproject.toml:6: unknown key 'treshold' in [tool.trainlint.run] (did you mean "
-            "'threshold'?); known: threshold, data-stall, gc-pauses, gpu-idle\n");
+            "'threshold'?); known: threshold, data-stall, gc-pauses, gpu-idle, report\n");
 }
 
 // ---- 2. suppressions ----------------------------------------------------------------------------

@@ -180,3 +180,52 @@ TEST(LspMeasured, RealRunReportMatchesByFingerprint) {
 }
 
 }  // namespace
+
+// The report's path from the workspace configuration ([tool.trainlint.run] report), which wins
+// over the default .trainlint/run.json, and is followed when the configuration changes.
+TEST(LspMeasured, ReportPathFromTheWorkspaceConfiguration) {
+  tl::test::TempDir ws;
+  fs::path root = fs::canonical(ws.path);
+  tl::test::write_file(root / "pyproject.toml", "[project]\nname = \"measured\"\n");
+  tl::test::write_file(root / "train.py", kTrain);
+  json confirmed = make_report(root, "confirmed"), negligible = make_report(root, "negligible");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  tl::test::write_file(root / "reports" / "last-run.json", confirmed.dump());
+  tl::test::write_file(root / ".trainlint" / "run.json", negligible.dump());
+  tl::test::write_file(root / "pyproject.toml",
+                       "[project]\nname = \"measured\"\n\n[tool.trainlint.run]\nreport = \"reports/last-run.json\"\n");
+
+  tl::test::LspClient c(tl::test::binary(), root.string());
+  std::string uri = tl::lsp::path_to_uri((root / "train.py").string());
+  c.send({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+          {"params", {{"rootUri", tl::lsp::path_to_uri(root.string())}, {"capabilities", json::object()}}}});
+  ASSERT_TRUE(c.wait_for([](const json& m) { return m.contains("id") && m["id"] == 1; }));
+  c.send({{"jsonrpc", "2.0"}, {"method", "initialized"}, {"params", json::object()}});
+  c.send({{"jsonrpc", "2.0"}, {"method", "textDocument/didOpen"},
+          {"params", {{"textDocument", {{"uri", uri}, {"languageId", "python"}, {"version", 1}, {"text", kTrain}}}}}});
+  auto gc_severity = [&](int expected) {
+    return [&, expected](const json& m) {
+      if (m.value("method", "") != "textDocument/publishDiagnostics" || m["params"]["uri"] != uri) return false;
+      json gc = diag_with(m["params"]["diagnostics"], "TL101");
+      return !gc.is_null() && gc["severity"] == expected;
+    };
+  };
+  auto p = c.wait_for(gc_severity(1));
+  ASSERT_TRUE(p) << "the configured report (confirmed) was not used";
+  EXPECT_NE(diag_with(p->msg["params"]["diagnostics"], "TL101")["message"].get<std::string>().find("(confirmed, run of "),
+            std::string::npos);
+
+  // the configuration now names the other report: diagnostics follow it
+  tl::test::write_file(root / "pyproject.toml",
+                       "[project]\nname = \"measured\"\n\n[tool.trainlint.run]\nreport = \".trainlint/run.json\"\n");
+  json watched = {{"uri", tl::lsp::path_to_uri((root / "pyproject.toml").string())}, {"type", 2}};
+  c.send({{"jsonrpc", "2.0"},
+          {"method", "workspace/didChangeWatchedFiles"},
+          {"params", {{"changes", json::array({watched})}}}});
+  ASSERT_TRUE(c.wait_for(gc_severity(4))) << "the report named by the changed configuration was not read";
+
+  c.send({{"jsonrpc", "2.0"}, {"id", 3}, {"method", "shutdown"}});
+  ASSERT_TRUE(c.wait_for([](const json& m) { return m.contains("id") && m["id"] == 3; }));
+  c.send({{"jsonrpc", "2.0"}, {"method", "exit"}});
+  EXPECT_EQ(c.wait_exit(), 0);
+}
