@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -22,6 +23,10 @@ struct Group {
   const ProcessRecords* root = nullptr;
   std::vector<const ProcessRecords*> members;  // root first
   std::vector<StepRec> steps;                  // sorted by end, one per n
+  std::vector<Interval> step_ivs;              // the counted steps (2+ steps: steps 2..N)
+  bool warmup_excluded = false;
+  double p10_step_ms = 0, p90_step_ms = 0;     // spread of the counted steps (0: unknown)
+  double wait_window_ms = 0;                   // the root's data waits inside the window
   bool have_window = false;
   Interval window;
   int64_t steps_counted = 0;
@@ -49,10 +54,40 @@ std::vector<StepRec> clean_steps(const std::vector<StepRec>& in) {
   return out;
 }
 
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double pos = q * static_cast<double>(v.size() - 1);
+  size_t lo = static_cast<size_t>(pos);
+  size_t hi = std::min(lo + 1, v.size() - 1);
+  return v[lo] + (v[hi] - v[lo]) * (pos - static_cast<double>(lo));
+}
+
+// The steps' window. One definition for every figure: with 2 steps or more, from step 1's end to
+// the last step's end (step 1, the warm-up: worker start-up, the first batch, lazy initialisation,
+// is left out and the report says so); with one step, from its first batch's wait (or the
+// process's first record) to its end.
 void compute_window(Group& g) {
   g.run_ms = g.root->any_time() ? ms(g.root->last_ns - g.root->first_ns) : 0;
   if (g.steps.empty()) return;
   int64_t first_end = g.steps.front().end, last_end = g.steps.back().end;
+  if (g.steps.size() >= 2) {
+    g.window = {first_end, last_end};
+    g.steps_counted = static_cast<int64_t>(g.steps.size()) - 1;
+    g.warmup_excluded = true;
+    std::vector<double> d;
+    for (size_t i = 1; i < g.steps.size(); ++i) {
+      g.step_ivs.push_back({g.steps[i - 1].end, g.steps[i].end});
+      d.push_back(ms(g.steps[i].end - g.steps[i - 1].end));
+    }
+    if (d.size() >= 2) {
+      g.p10_step_ms = quantile(d, 0.1);
+      g.p90_step_ms = quantile(d, 0.9);
+    }
+    g.have_window = g.window.length() > 0;
+    if (g.have_window) g.mean_step_ms = ms(g.window.length()) / static_cast<double>(g.steps_counted);
+    return;
+  }
   // The epoch's `iter(loader)` that precedes step 1 bounds the search for its first batch's wait,
   // so that an evaluation pass or a warm-up before training is not counted as a step.
   int64_t lower = INT64_MIN;
@@ -64,15 +99,19 @@ void compute_window(Group& g) {
   if (ws != INT64_MAX) {
     g.window = {ws, last_end};
     g.steps_counted = static_cast<int64_t>(g.steps.size());
-  } else if (g.steps.size() >= 2) {
-    g.window = {first_end, last_end};
-    g.steps_counted = static_cast<int64_t>(g.steps.size()) - 1;
   } else if (g.root->any_time() && g.root->first_ns < last_end) {
     g.window = {g.root->first_ns, last_end};
     g.steps_counted = 1;
   }
   g.have_window = g.window.length() > 0 && g.steps_counted > 0;
   if (g.have_window) g.mean_step_ms = ms(g.window.length()) / static_cast<double>(g.steps_counted);
+}
+
+void compute_waits(Group& g) {
+  if (!g.have_window) return;
+  std::vector<Interval> w;
+  for (auto& x : g.root->waits) w.push_back(x.t);
+  g.wait_window_ms = ms(covered(normalize(std::move(w)), g.window));
 }
 
 void compute_gpu(Group& g, const MeasureOptions& opts) {
@@ -136,9 +175,14 @@ void finish(FindingRuntime& r, const Group& g, const MeasureOptions& opts) {
     return;
   }
   if (g.have_window) {
-    r.ms_per_step = r.total_ms / static_cast<double>(g.steps.size());
+    r.ms_per_step = r.window_ms / static_cast<double>(g.steps_counted);
     r.share = *r.ms_per_step / g.mean_step_ms;
     r.share_basis = "steps";
+    // near the threshold: its share of a slow (p90) step and of a fast (p10) step fall either side
+    if (g.p10_step_ms > 0 && g.p90_step_ms > 0 && r.worker_calls == 0) {
+      double hi = 100.0 * *r.ms_per_step / g.p10_step_ms, lo = 100.0 * *r.ms_per_step / g.p90_step_ms;
+      r.borderline = lo < opts.threshold_pct && opts.threshold_pct <= hi;
+    }
   } else if (g.run_ms > 0) {
     if (!g.steps.empty()) r.ms_per_step = r.total_ms / static_cast<double>(g.steps.size());
     r.share = r.total_ms / g.run_ms;
@@ -151,7 +195,19 @@ void finish(FindingRuntime& r, const Group& g, const MeasureOptions& opts) {
   // hair; time in the main process is at most all of it. (Worker time runs beside the steps: work
   // per step, which 2+ workers can take past 100%.)
   if (r.share && r.worker_calls == 0 && *r.share > 1.0) r.share = 1.0;
+  if (r.share && r.worker_calls > 0 && r.host.empty() && g.have_window && r.share_basis == "steps") {
+    // All of it ran in DataLoader workers, beside the steps: a fix saves step time only where the
+    // main process waited for a batch, so the step time it can save is at most that wait.
+    double wait_per_step = g.wait_window_ms / static_cast<double>(g.steps_counted);
+    if (wait_per_step < *r.ms_per_step) {
+      r.share = wait_per_step / g.mean_step_ms;
+      r.reason = "runs in DataLoader workers (" + fmt("%.2f", *r.ms_per_step) + " ms of work per step); the steps waited " +
+                 fmt("%.2f", wait_per_step) + " ms per step for data, which is all a fix can save";
+    }
+  }
   if (r.verdict.empty()) r.verdict = *r.share * 100.0 >= opts.threshold_pct ? "confirmed" : "negligible";
+  if (r.verdict == "negligible" && r.calls > 0 && r.window_ms == 0 && g.have_window && r.reason.empty())
+    r.reason = "every call ran outside the counted steps (setup, warm-up step 1 or after the last step): fixing it saves no step time";
   if (!g.gpu_ok) {
     r.gpu_idle_reason = g.gpu_state.empty() ? "no GPU status was recorded" : "GPU not measured (" + g.gpu_state + ")";
   } else if (r.host.empty()) {
@@ -170,6 +226,11 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
     r.total_ms += ms(t.length());
     host.push_back(t);
   };
+  // the main process's time inside the window (its intervals' union), plus workers' time there
+  double worker_window_ms = 0;
+  auto window_of_host = [&] {
+    r.window_ms = g.have_window ? ms(covered(r.host, g.window)) + worker_window_ms : 0;
+  };
   std::vector<Interval> host;
   if (probe == "site" || probe == "site+memcpy" || probe == "data-parallel") {
     for (auto* p : g.members)
@@ -179,11 +240,45 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
         else {
           ++r.worker_calls;
           r.worker_ms += ms(rec.t.length());
+          if (g.have_window) worker_window_ms += ms(covered({g.window}, rec.t));
         }
       }
     r.calls += r.worker_calls;
     r.total_ms += r.worker_ms;
+    if (s.callee && (s.callee->ends_with(".DataLoader") || *s.callee == "DataLoader")) {
+      // A DataLoader built at the site (every step: TL107) costs little to construct; its workers
+      // start at iter() and its first batch comes after them. Both are this construction's cost.
+      std::vector<const LoaderRec*> its;
+      for (auto& it : g.root->iters)
+        if (it.id >= 0 && loader_matches(it.id, s, sites)) its.push_back(&it);
+      std::sort(its.begin(), its.end(), [](auto* a, auto* b) { return a->t.start < b->t.start; });
+      for (size_t k = 0; k < its.size(); ++k) {
+        int64_t next = k + 1 < its.size() ? its[k + 1]->t.start : INT64_MAX;
+        host.push_back(its[k]->t);
+        ++r.loader_starts;
+        r.loader_start_ms += ms(its[k]->t.length());
+        const LoaderRec* first = nullptr;
+        for (auto& w : g.root->waits)
+          if (w.id >= 0 && loader_matches(w.id, s, sites) && w.t.start >= its[k]->t.start && w.t.start < next &&
+              (!first || w.t.start < first->t.start))
+            first = &w;
+        if (first) {
+          host.push_back(first->t);
+          r.loader_start_ms += ms(first->t.length());
+        }
+      }
+      for (auto& st : g.root->stops)
+        if (st.id >= 0 && loader_matches(st.id, s, sites)) {
+          host.push_back(st.t);
+          r.loader_start_ms += ms(st.t.length());
+        }
+      r.total_ms += r.loader_start_ms;
+      if (r.loader_starts)
+        r.reason = "with its iterators' worker start-up, first batch and shutdown (" + std::to_string(r.loader_starts) +
+                   " iterators)";
+    }
     r.host = normalize(host);
+    window_of_host();
     if (probe == "data-parallel" && g.devices < 2) {
       // With fewer than 2 GPUs DataParallel calls the module directly: there is no overhead to see.
       FindingRuntime nm = not_measurable("DataParallel overhead needs 2 or more GPUs; this run saw " +
@@ -217,12 +312,14 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
     for (auto& w : g.root->waits)
       if (loader_matches(w.id, s, sites)) add_root(w.t, host);
     r.host = normalize(host);
+    window_of_host();
     if (probe == "data-wait+memcpy") {
       for (auto* p : g.members)
         for (auto& c : p->gpu)
           if (c.kind == "memcpy" && c.copy == "HtoD" && c.src_kind == "pageable") {
             ++r.pageable_copies;
             r.pageable_copy_ms += ms(c.t.length());
+            if (g.have_window) r.window_ms += ms(covered({g.window}, c.t));
           }
       r.total_ms += r.pageable_copy_ms;
       r.reason = "data wait plus host-to-device copies from pageable memory";
@@ -231,9 +328,15 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
     for (auto& it : g.root->iters)
       if (loader_matches(it.id, s, sites)) add_root(it.t, host);
     r.host = normalize(host);
+    window_of_host();
+    if (r.calls > 0 && r.window_ms == 0 && g.have_window)
+      r.reason = "the workers started " + std::to_string(r.calls) +
+                 (r.calls == 1 ? " time, before the counted steps: once per run cannot be avoided"
+                               : " times, all before the counted steps");
   } else if (probe == "gc") {
     for (auto& c : g.root->gcs) add_root(c.t, host);
     r.host = normalize(host);
+    window_of_host();
   } else if (probe == "gpu-used") {
     if (!g.gpu_ok) {
       FindingRuntime nm = not_measurable("needs a measured GPU (" + (g.gpu_state.empty() ? std::string("no status") : g.gpu_state) + ")");
@@ -270,7 +373,9 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
 
 std::string process_note(const ProcessRecords& p) {
   if (!p.has_end) {
-    if (p.role == "worker") return "no end record (killed, or left through os._exit); a worker flushes every record, so nothing it measured is lost";
+    if (p.role == "worker" || p.role == "helper")
+      return "no end record (killed, or left through os._exit); a " + p.role +
+             " flushes every record, so nothing it measured is lost";
     return "no end record: killed or crashed; what it wrote before is reported";
   }
   if (p.end_reason == "os-exit") return "ended through os._exit";
@@ -338,7 +443,7 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
   std::vector<Group> groups;
   std::unordered_map<const ProcessRecords*, size_t> group_of_root;
   for (auto& p : procs)
-    if (p.role != "worker") {
+    if (p.role != "worker" && p.role != "helper") {  // helpers join their parent's group, like workers
       group_of_root[&p] = groups.size();
       Group g;
       g.root = &p;
@@ -386,6 +491,7 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
   }
   for (auto& g : groups) {
     compute_window(g);
+    compute_waits(g);
     compute_gpu(g, opts);
   }
   const Group& pg = groups[primary];
@@ -401,6 +507,54 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
     m.findings.push_back(std::move(best));
   }
 
+  // ---- shares that add up, and shares after the larger fixes ---------------------------------
+  if (pg.have_window) {
+    const double steps = static_cast<double>(pg.steps_counted);
+    std::vector<std::vector<Interval>> in(sites.size());
+    for (size_t i = 0; i < sites.size(); ++i)
+      if (m.findings[i].measured() && m.findings[i].group_pid == pg.root->pid)
+        in[i] = clip(m.findings[i].host, pg.window);
+    for (size_t i = 0; i < sites.size(); ++i) {
+      auto& r = m.findings[i];
+      if (!r.measured() || !r.share) continue;
+      if (in[i].empty()) {
+        r.self_share = r.share;
+        continue;
+      }
+      // intervals of other findings that lie inside one of its own (ties: the earlier site keeps it)
+      std::vector<Interval> nested;
+      for (size_t j = 0; j < sites.size(); ++j) {
+        if (j == i) continue;
+        for (auto& x : in[j]) {
+          auto it = std::upper_bound(in[i].begin(), in[i].end(), x.start, [](int64_t v, const Interval& y) { return v < y.start; });
+          if (it == in[i].begin()) continue;
+          const Interval& y = *std::prev(it);
+          if (y.start <= x.start && x.end <= y.end && (x.length() < y.length() || j > i)) nested.push_back(x);
+        }
+      }
+      double self_ms = ms(total_length(in[i]) - union_length(std::move(nested)));
+      r.self_share = std::min(*r.share, (self_ms / steps) / pg.mean_step_ms);
+    }
+    std::vector<size_t> confirmed;
+    for (size_t i = 0; i < sites.size(); ++i)
+      if (m.findings[i].verdict == "confirmed" && !in[i].empty()) confirmed.push_back(i);
+    std::stable_sort(confirmed.begin(), confirmed.end(),
+                     [&](size_t a, size_t b) { return m.findings[a].window_ms > m.findings[b].window_ms; });
+    for (size_t i = 0; i < sites.size(); ++i) {
+      auto& r = m.findings[i];
+      if (!r.measured() || !r.share || in[i].empty()) continue;
+      std::vector<Interval> larger;
+      for (size_t c : confirmed) {
+        if (c == i || m.findings[c].window_ms <= r.window_ms) continue;
+        larger.insert(larger.end(), in[c].begin(), in[c].end());
+      }
+      std::vector<Interval> fixed = normalize(std::move(larger));
+      double left_step = pg.mean_step_ms - ms(total_length(fixed)) / steps;
+      double own_left = ms(total_length(in[i]) - total_length(intersect(in[i], fixed))) / steps;
+      if (left_step > 0) r.share_after = std::min(1.0, own_left / left_step);
+    }
+  }
+
   // ---- the run ----------------------------------------------------------------------------
   run.primary_pid = pg.root->pid;
   run.primary_rank = pg.root->rank;
@@ -410,14 +564,14 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
   run.window = pg.window;
   run.window_ms = pg.have_window ? ms(pg.window.length()) : 0;
   run.mean_step_ms = pg.mean_step_ms;
-  if (pg.steps.size() >= 3) {
+  run.warmup_excluded = pg.warmup_excluded;
+  if (pg.step_ivs.size() >= 2) {
     std::vector<double> d;
-    for (size_t i = 1; i < pg.steps.size(); ++i) d.push_back(ms(pg.steps[i].end - pg.steps[i - 1].end));
-    std::vector<double> sorted = d;
-    std::sort(sorted.begin(), sorted.end());
-    const size_t n = sorted.size();
-    const double med = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    for (auto& iv : pg.step_ivs) d.push_back(ms(iv.length()));
+    const double med = quantile(d, 0.5);
     run.median_step_ms = med;
+    run.p10_step_ms = pg.p10_step_ms;
+    run.p90_step_ms = pg.p90_step_ms;
     for (double x : d)
       if (med > 0 && x > 10 * med) {
         ++run.long_steps;
@@ -442,21 +596,16 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
   }
   for (auto& g : groups)
     for (auto* p : g.members)
-      if (p->has_end && p->end_reason == "max-steps" && p->role != "worker") run.stopped_early = true;
+      if (p->has_end && p->end_reason == "max-steps" && p->role != "worker" && p->role != "helper")
+        run.stopped_early = true;
   // (a process killed before its `end` line: its step count says it reached --max-steps; steps
   // found from backward() calls are not what --max-steps counts)
   if (opts.max_steps > 0 && run.steps >= opts.max_steps && !pg.root->steps_from_backward) run.stopped_early = true;
 
   if (pg.have_window) {
-    // The runtime-only findings look at the steady state: without step 1 (worker start-up, the
-    // first batch, lazy initialisation) when there are two steps or more, so that a short
-    // --max-steps profile is not dominated by warm-up.
+    // One window for every figure (the steady state: step 1 left out when there are 2 or more).
     run.steady = pg.window;
     run.steady_steps = pg.steps_counted;
-    if (pg.steps.size() >= 2 && pg.steps.front().end > pg.window.start) {
-      run.steady = {pg.steps.front().end, pg.steps.back().end};
-      run.steady_steps = static_cast<int64_t>(pg.steps.size()) - 1;
-    }
     run.steady_ms = ms(run.steady.length());
     std::vector<Interval> waits, gcs;
     for (auto& w : pg.root->waits) waits.push_back(w.t);
@@ -471,23 +620,75 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
     }
     // Estimated step time without the confirmed findings: the union of their host intervals in
     // the primary process (so a PIL decode inside a data wait is not counted twice), per step.
+    run.cpus = pg.root->cpus;
+    if (pg.root->cpu_ms >= 0 && pg.run_ms > 0) run.main_cores_busy = static_cast<double>(pg.root->cpu_ms) / pg.run_ms;
+    run.no_spare_core = run.cpus > 0 && run.main_cores_busy && static_cast<double>(run.cpus) - *run.main_cores_busy < 1.0;
     std::vector<Interval> saved;
     for (size_t i = 0; i < sites.size(); ++i) {
       auto& r = m.findings[i];
-      if (r.verdict == "confirmed" && r.group_pid == pg.root->pid)
-        saved.insert(saved.end(), r.host.begin(), r.host.end());
+      if (r.verdict != "confirmed" || r.group_pid != pg.root->pid) continue;
+      if (run.no_spare_core && (sites[i].probe == "data-wait" || sites[i].probe == "data-wait+memcpy")) {
+        // its fix is workers, and workers need a core the main process does not already use
+        r.reason = "not in the estimate: DataLoader workers need spare cores, and the main process already keeps " +
+                   fmt("%.1f", *run.main_cores_busy) + " of this machine's " + std::to_string(run.cpus) + " busy";
+        continue;
+      }
+      saved.insert(saved.end(), r.host.begin(), r.host.end());
     }
-    double saved_ms = ms(covered(normalize(saved), pg.window));
+    std::vector<Interval> saved_set = normalize(saved);
+    double saved_ms = ms(covered(saved_set, pg.window));
     run.saved_ms_per_step = saved_ms / static_cast<double>(pg.steps_counted);
     run.estimated_step_ms = std::max(0.0, run.mean_step_ms - *run.saved_ms_per_step);
+    if (pg.step_ivs.size() >= 2) {
+      // step by step: each counted step minus the confirmed findings' time inside it
+      std::vector<double> est;
+      for (auto& iv : pg.step_ivs) est.push_back(std::max(0.0, ms(iv.length()) - ms(covered(saved_set, iv))));
+      run.estimated_step_ms = quantile(est, 0.5);
+      run.estimated_p10_ms = quantile(est, 0.1);
+      run.estimated_p90_ms = quantile(est, 0.9);
+    }
 
+    // TL901's cause: fresh iterators' first batches (a loader iterated anew inside the loop) or
+    // loaders whose workers do not keep up, or no workers at all.
+    {
+      std::vector<const LoaderRec*> its;
+      for (auto& it : pg.root->iters) its.push_back(&it);
+      std::sort(its.begin(), its.end(), [](auto* a, auto* b) { return a->t.start < b->t.start; });
+      std::vector<Interval> firsts;
+      for (size_t k = 0; k < its.size(); ++k) {
+        if (covered({run.steady}, its[k]->t) > 0) ++run.loader_iters;
+        if (its[k]->workers >= 0) run.loader_workers = std::max(run.loader_workers, its[k]->workers);
+        int64_t next = k + 1 < its.size() ? its[k + 1]->t.start : INT64_MAX;
+        const LoaderRec* first = nullptr;
+        for (auto& w : pg.root->waits)
+          if (w.t.start >= its[k]->t.start && w.t.start < next && (!first || w.t.start < first->t.start)) first = &w;
+        if (first) firsts.push_back(first->t);
+      }
+      run.first_batch_wait_ms = ms(covered(normalize(firsts), run.steady));
+    }
     double wpct = run.steady_ms > 0 ? 100.0 * run.data_wait_ms / run.steady_ms : 0;
-    if (opts.tl901 && wpct > opts.data_stall_pct)
-      m.runtime_findings.push_back(
-          {"TL901", "data-stall", wpct, run.data_wait_ms, run.data_waits,
-           "waiting for the next batch took " + fmt("%.1f", wpct) + "% of step time (" + fmt("%.1f", run.data_wait_ms) +
-               " ms in " + std::to_string(run.data_waits) + " waits): the input pipeline does not keep up; use "
-               "DataLoader workers, pinned memory, a cheaper decode or a cached dataset"});
+    if (opts.tl901 && wpct > opts.data_stall_pct) {
+      std::string head = "waiting for the next batch took " + fmt("%.1f", wpct) + "% of step time (" +
+                         fmt("%.1f", run.data_wait_ms) + " ms in " + std::to_string(run.data_waits) + " waits): ";
+      std::string cause;
+      if (run.loader_iters >= 2 && run.first_batch_wait_ms >= 0.5 * run.data_wait_ms)
+        cause = "most of it (" + fmt("%.1f", run.first_batch_wait_ms) + " ms) is the first batch of " +
+                std::to_string(run.loader_iters) + " DataLoader iterators started during the steps" +
+                (run.loader_workers > 0 ? ", each starting its " + std::to_string(run.loader_workers) + " workers" : "") +
+                ": build the DataLoader once, outside the loop, and iterate it (persistent_workers=True keeps its workers)";
+      else if (run.no_spare_core)
+        cause = "the machine has no core to spare for DataLoader workers (the main process keeps " +
+                fmt("%.1f", *run.main_cores_busy) + " of " + std::to_string(run.cpus) +
+                " busy): make __getitem__ cheaper, cache decoded samples, or run on a machine with more cores";
+      else if (run.loader_workers > 0)
+        cause = "the loader's " + std::to_string(run.loader_workers) +
+                " workers do not keep up: make __getitem__ cheaper (decode, augmentation), cache decoded samples, or add "
+                "workers if the machine has idle cores";
+      else
+        cause = "the input pipeline does not keep up; use DataLoader workers, pinned memory, a cheaper decode or a cached "
+                "dataset";
+      m.runtime_findings.push_back({"TL901", "data-stall", wpct, run.data_wait_ms, run.data_waits, head + cause});
+    }
     double gpct = run.steady_ms > 0 ? 100.0 * run.gc_ms / run.steady_ms : 0;
     if (opts.tl902 && gpct > opts.gc_pauses_pct)
       m.runtime_findings.push_back(
@@ -504,6 +705,13 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
                  fmt("%.1f", *run.gpu_idle_ms) + " ms of " + fmt("%.1f", run.steady_ms) +
                  " ms): the host does not keep it fed; see the findings above for where the time goes"});
     }
+  }
+  run.python_executable = pg.root->executable;
+  if (pg.root->torch_missing) {
+    run.no_torch = true;
+    run.notes.push_back("the program's interpreter" +
+                        (pg.root->executable.empty() ? std::string() : " (" + pg.root->executable + ")") +
+                        " cannot import torch: nothing PyTorch does was measured; run it with the Python that has torch");
   }
   if (pg.root->steps_from_backward)
     run.notes.push_back("no optimizer step ran: a step is one backward() call (a hand-written update)" +

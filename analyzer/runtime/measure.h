@@ -30,6 +30,10 @@ struct PlanSite {
   uint32_t line = 0, col = 0;
   std::string probe;
   std::optional<std::string> callee;
+  // The statement the call belongs to, timed as a unit (first and last line) when more than the
+  // call runs in it: `json.load(open(p))`, `Image.open(p).convert("RGB")`, or a `with` block
+  // whose item is the call. 0: the call alone.
+  uint32_t unit_start = 0, unit_end = 0;
 };
 
 struct MeasureOptions {
@@ -66,6 +70,20 @@ struct FindingRuntime {
   int64_t group_pid = 0;        // the group (root process) the figures come from
   std::optional<int64_t> rank;
   std::vector<Interval> host;   // the root process's intervals (normalised), for the estimate and trace
+  // Its time inside the steps' window (main process and workers): what ms_per_step and share use.
+  double window_ms = 0;
+  // The threshold lies between its share of a p90 step and its share of a p10 step: a verdict
+  // that another run of the same program could flip.
+  bool borderline = false;
+  // DataLoader built at the site (TL107): its iterators' start-up and first-batch waits, counted
+  // in the figures above (time the construction caused, not the constructor's own).
+  int64_t loader_starts = 0;
+  double loader_start_ms = 0;
+  // Its share without the time of other findings nested inside it (a forward pass inside an
+  // evaluation loop): the self shares of one process add up to at most 100% of the step.
+  std::optional<double> self_share;
+  // Its share of the step that is left once the confirmed findings larger than it are fixed.
+  std::optional<double> share_after;
   bool measured() const { return verdict == "confirmed" || verdict == "negligible"; }
 };
 
@@ -102,6 +120,8 @@ struct RunSummary {
   // The typical step: the median time between consecutive step ends (3+ steps), and the steps
   // that took over 10x that (an evaluation, a checkpoint or a log pass inside the loop).
   std::optional<double> median_step_ms;
+  std::optional<double> p10_step_ms, p90_step_ms;  // the spread of the counted steps (3+ steps)
+  bool warmup_excluded = false;  // step 1 (worker start-up, first batch, lazy init) is not counted
   int64_t long_steps = 0;
   double long_steps_ms = 0;
   double run_ms = 0;  // primary root's first to last record
@@ -131,7 +151,25 @@ struct RunSummary {
   int64_t gcs = 0;
   // estimate
   std::optional<double> saved_ms_per_step;
+  // The estimate, step by step: each counted step's time minus the confirmed findings' time in it;
+  // estimated_step_ms is their median (the mean minus the saving with fewer than 2 counted
+  // steps), with their p10 and p90.
   std::optional<double> estimated_step_ms;
+  std::optional<double> estimated_p10_ms, estimated_p90_ms;
+  // The machine: cores the main process may use, and how many it kept busy on average (its CPU
+  // time over its run time). With less than one core to spare, DataLoader workers would compete
+  // with the main process: data-path findings are then left out of the estimate.
+  int64_t cpus = 0;
+  std::optional<double> main_cores_busy;
+  bool no_spare_core = false;
+  // The interpreter of the primary process has no torch: nothing of PyTorch could be measured.
+  bool no_torch = false;
+  std::string python_executable;
+  // TL901's cause: the waits that are a fresh iterator's first batch (a loader iterated anew every
+  // step) and the workers of the loaders that waited (-1: unknown).
+  double first_batch_wait_ms = 0;
+  int64_t loader_iters = 0;
+  int64_t loader_workers = -1;
   std::vector<ProcessSummary> processes;
   std::vector<std::string> notes;  // things the reader should know (lost lines, no records...)
 };

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <filesystem>
 #include <set>
+#include <tuple>
 #include <unordered_set>
 
 #include "rules/registry.h"
@@ -119,7 +120,13 @@ ScriptChoice find_script(const std::vector<std::string>& argv) {
   return c;
 }
 
-std::optional<std::string> callee_of(const py::ProgramModel& model, const Finding& f) {
+std::optional<std::string> callee_of(const py::ProgramModel& model, const Finding& f, const py::Module* entry) {
+  // An analysed function or class is named by its module's dotted name, except in the entry
+  // script: Python runs that file as `__main__`, so its classes are `__main__.Name` at run time.
+  auto qualified = [entry](const py::Module* mod, const std::string& qualname) {
+    if (mod == entry) return "__main__." + qualname;
+    return mod->dotted.empty() ? qualname : mod->dotted + "." + qualname;
+  };
   for (auto& m : model.modules()) {
     if (m->path != f.path) continue;
     const py::Call* best = nullptr;
@@ -134,14 +141,78 @@ std::optional<std::string> callee_of(const py::ProgramModel& model, const Findin
       if (n.end >= f.range.end && (!best || n.end < m->tree[best->node].end)) best = &c;
     }
     if (!best) return std::nullopt;
+    if (best->target_class && best->target_class->mod == entry) return qualified(entry, best->target_class->qualname);
+    if (best->target && best->target->mod == entry) return qualified(entry, best->target->qualname);
     if (!best->qname.empty()) return best->qname;
-    if (best->target_class) return best->target_class->mod->dotted.empty()
-                                       ? best->target_class->qualname
-                                       : best->target_class->mod->dotted + "." + best->target_class->qualname;
-    if (best->target) return best->target->mod->dotted.empty() ? best->target->qualname
-                                                               : best->target->mod->dotted + "." + best->target->qualname;
+    if (best->target_class) return qualified(best->target_class->mod, best->target_class->qualname);
+    if (best->target) return qualified(best->target->mod, best->target->qualname);
     if (!best->method.empty()) return "." + std::string(best->method);
     return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// The call node a finding points at (the innermost call starting at the finding), or kNone.
+const py::Module* module_of(const py::ProgramModel& model, const std::string& path) {
+  for (auto& m : model.modules())
+    if (m->path == path) return m.get();
+  return nullptr;
+}
+
+py::NodeId call_at(const py::Module& m, const Finding& f) {
+  py::NodeId best = py::kNone;
+  for (auto& c : m.calls) {
+    const auto& n = m.tree[c.node];
+    if (n.start != f.range.begin) continue;
+    if (n.end == f.range.end) return c.node;
+    if (n.end >= f.range.end && (best == py::kNone || n.end < m.tree[best].end)) best = c.node;
+  }
+  return best;
+}
+
+bool has_loop(const py::Tree& t, py::NodeId n) {
+  for (py::NodeId k = n; k < t[n].subtree_end; ++k)
+    if (t.is(k, py::K::ForStatement) || t.is(k, py::K::WhileStatement)) return true;
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::pair<uint32_t, uint32_t>> statement_unit(const py::Module& m, py::NodeId call) {
+  using py::K;
+  const py::Tree& t = m.tree;
+  if (call == py::kNone) return std::nullopt;
+  py::NodeId n = call;
+  for (py::NodeId p = t.parent(n); p != py::kNone; n = p, p = t.parent(p)) {
+    switch (t.kind(p)) {
+      case K::Lambda: case K::ListComprehension: case K::SetComprehension: case K::DictionaryComprehension:
+      case K::GeneratorExpression: case K::FunctionDefinition: case K::ClassDefinition: case K::Block:
+      case K::Module: case K::ForStatement: case K::WhileStatement: case K::IfStatement: case K::ElifClause:
+        return std::nullopt;  // another frame, or a compound statement's header: the call alone
+      case K::WithStatement: {
+        // the call is one of the with's items: the block runs while its context is open
+        py::NodeId body = t.field(p, py::F::Body);
+        if (body != py::kNone && t.contains(body, call)) return std::nullopt;
+        if (body != py::kNone && has_loop(t, body)) return std::nullopt;  // a whole loop is not one statement
+        return std::make_pair(t.pos(p).line, t.source().line_col(t[p].end).line);
+      }
+      case K::ExpressionStatement: case K::ReturnStatement: case K::AssertStatement: case K::DeleteStatement:
+      case K::RaiseStatement: {
+        // more than the call runs in the statement: a call that encloses it (json.load(open(p)),
+        // Image.open(p).convert(...)) or one that comes after it
+        bool more = false;
+        for (py::NodeId k = p; k < t[p].subtree_end && !more; ++k) {
+          if (!t.is(k, K::Call) || k == call) continue;
+          if (t.contains(k, call) || t[k].start >= t[call].end) more = true;
+        }
+        if (!more) return std::nullopt;
+        return std::make_pair(t.pos(p).line, t.source().line_col(t[p].end).line);
+      }
+      default:
+        break;
+    }
   }
   return std::nullopt;
 }
@@ -206,7 +277,10 @@ Plan build_plan(const std::string& script, const LintOptions& opts) {
     s.line = f.range.start.line;
     s.col = f.range.start.col;
     s.probe = f.probe;
-    s.callee = callee_of(*all.model, f);
+    s.callee = callee_of(*all.model, f, entry);
+    if (s.probe == "site" || s.probe == "site+memcpy")
+      if (const py::Module* m = module_of(*all.model, f.path))
+        if (auto u = statement_unit(*m, call_at(*m, f))) std::tie(s.unit_start, s.unit_end) = *u;
     plan.sites.push_back(std::move(s));
   }
 
@@ -219,6 +293,7 @@ Plan build_plan(const std::string& script, const LintOptions& opts) {
       backward = backward || (py::ProgramModel::is_backward(c) && c.method != "manual_backward");
     }
   if (backward && !opt_step) plan.step_marker = "backward";
+  if (!backward && !opt_step) plan.step_marker = "loop";  // the training loop's iterations, if any
 
   // The anchor of runtime-only findings: the training step loop (the script's first, else any
   // member's), else the script's first line.
@@ -231,6 +306,8 @@ Plan build_plan(const std::string& script, const LintOptions& opts) {
         plan.anchor.range = RuleContext::range_of(*m, l.node);
         plan.anchor.range.end = plan.anchor.range.begin;  // the loop's first token, not its body
         plan.anchor.range.stop = plan.anchor.range.start;
+        plan.step_loop_path = absolute_path(m->path);
+        plan.step_loop_line = plan.anchor.range.start.line;
         return true;
       }
     return false;
@@ -244,15 +321,31 @@ Plan build_plan(const std::string& script, const LintOptions& opts) {
   return plan;
 }
 
-nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps, const std::string& step_marker) {
+nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps, const std::string& step_marker,
+                         const std::string& step_loop_path, uint32_t step_loop_line) {
   nlohmann::json arr = nlohmann::json::array();
   for (auto& s : sites) {
     nlohmann::json j = {{"id", s.id},       {"code", s.code},   {"path", s.path}, {"line", s.line},
                         {"col", s.col},     {"probe", s.probe}, {"callee", nullptr}};
     if (s.callee) j["callee"] = *s.callee;
+    if (s.unit_start) j["unit"] = {s.unit_start, s.unit_end};
     arr.push_back(std::move(j));
   }
-  return {{"version", 1}, {"sites", arr}, {"max_steps", max_steps}, {"step_marker", step_marker}};
+  nlohmann::json j = {{"version", 1}, {"sites", arr}, {"max_steps", max_steps}, {"step_marker", step_marker}};
+  if (!step_loop_path.empty()) j["step_loop"] = {{"path", step_loop_path}, {"line", step_loop_line}};
+  return j;
+}
+
+std::string max_steps_notice(const Plan& plan, int64_t max_steps) {
+  if (max_steps <= 0 || plan.step_marker != "loop") return "";
+  std::string n = std::to_string(max_steps);
+  if (plan.step_loop_path.empty())
+    return "trainlint: --max-steps " + n +
+           " cannot be honoured: the program has no optimizer step, no backward() and no training loop that the "
+           "analysis can see, so it runs to its end\n";
+  return "trainlint: the program has no optimizer step and no backward() that the analysis can see: --max-steps " + n +
+         " counts iterations of the training loop at " + plan.anchor.path + ":" + std::to_string(plan.step_loop_line) +
+         " (when it iterates a DataLoader; otherwise the program runs to its end)\n";
 }
 
 }  // namespace tl::runtime

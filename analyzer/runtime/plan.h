@@ -42,20 +42,37 @@ struct Plan {
   // What marks a training step at run time: "optimizer" (Optimizer.step / GradScaler.step), or
   // "backward" when the program has backward calls but no optimizer step the analysis can see
   // (a hand-written SGD update: `p.data.add_(p.grad, alpha=-lr)`).
+  // "loop" when it has neither: a step is one iteration of the training loop (when that loop
+  // iterates a DataLoader).
   std::string step_marker = "optimizer";
+  // The training loop's `for` (absolute path, line); empty when the analysis found none.
+  std::string step_loop_path;
+  uint32_t step_loop_line = 0;
 };
 
 // Lints the script's folder tree and keeps the findings of the program(s) whose entry is the
 // script (the script plus the analysed modules it imports, transitively).
 Plan build_plan(const std::string& script, const LintOptions& opts);
 
-// The qualified name of the call a finding points at (`gc.collect`, `.item`), or nullopt.
-std::optional<std::string> callee_of(const py::ProgramModel& model, const Finding& f);
+// The qualified name of the call a finding points at (`gc.collect`, `.item`), or nullopt. A
+// function or class of `entry` (the script Python runs as `__main__`) is `__main__.Qual.name`.
+std::optional<std::string> callee_of(const py::ProgramModel& model, const Finding& f,
+                                     const py::Module* entry = nullptr);
+
+// The lines (first, last) of the statement that a call runs in, when it is timed as a unit: the
+// whole `with` statement whose item holds the call (a body without loops), or a simple statement
+// in which another call encloses it or follows it. nullopt: the call alone is its cost.
+std::optional<std::pair<uint32_t, uint32_t>> statement_unit(const py::Module& m, py::NodeId call);
 
 // Absolute, normalised form of a path (relative to the current folder).
 std::string absolute_path(const std::string& p);
 
 nlohmann::json plan_json(const std::vector<PlanSite>& sites, int64_t max_steps,
-                         const std::string& step_marker = "optimizer");
+                         const std::string& step_marker = "optimizer", const std::string& step_loop_path = "",
+                         uint32_t step_loop_line = 0);
+
+// What `trainlint run` says before the program starts when --max-steps N cannot count what it
+// usually counts (no optimizer step, no backward()); empty when it can.
+std::string max_steps_notice(const Plan& plan, int64_t max_steps);
 
 }  // namespace tl::runtime

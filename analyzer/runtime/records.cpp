@@ -65,6 +65,8 @@ bool apply_record(ProcessRecords& p, const json& j) {
     if (get_int(j, "rank", rank)) p.rank = rank;
     p.argv0 = get_str(j, "argv0");
     p.python = get_str(j, "python");
+    p.executable = get_str(j, "executable");
+    get_int(j, "cpus", p.cpus);
     return true;
   }
   if (t == "role") {
@@ -91,10 +93,19 @@ bool apply_record(ProcessRecords& p, const json& j) {
     (t == "step" ? p.steps : p.backward_steps).push_back(s);
     return true;
   }
+  if (t == "istop") {
+    LoaderRec r;
+    if (!get_interval(j, r.t)) return false;
+    get_int(j, "id", r.id);
+    see_time(p, r.t.start), see_time(p, r.t.end);
+    p.stops.push_back(r);
+    return true;
+  }
   if (t == "wait" || t == "iter") {
     LoaderRec r;
     if (!get_interval(j, r.t)) return false;
     get_int(j, "id", r.id);
+    get_int(j, "workers", r.workers);
     see_time(p, r.t.start), see_time(p, r.t.end);
     (t == "wait" ? p.waits : p.iters).push_back(r);
     return true;
@@ -156,6 +167,8 @@ bool apply_record(ProcessRecords& p, const json& j) {
     p.end_reason = get_str(j, "reason");
     get_int(j, "steps", p.end_steps);
     p.end_exception = get_str(j, "exception");
+    if (auto it = j.find("torch"); it != j.end() && it->is_boolean()) p.torch_missing = !it->get<bool>();
+    get_int(j, "cpu_ms", p.cpu_ms);
     return true;
   }
   if (t == "note") {

@@ -34,6 +34,7 @@ struct GcRec {
 struct LoaderRec {
   Interval t;
   int64_t id = -1;
+  int64_t workers = -1;  // `iter` extension: the loader's num_workers (-1: not recorded)
 };
 
 struct GpuRec {
@@ -60,6 +61,10 @@ struct ProcessRecords {
   std::string role = "main";  // main / worker / rank
   std::optional<int64_t> rank;
   std::string argv0, python;
+  std::string executable;    // `proc` extension: sys.executable
+  bool torch_missing = false;  // `end` extension `torch: false`: torch cannot be imported here
+  int64_t cpus = 0;            // `proc` extension: cores the process may run on (0: unknown)
+  int64_t cpu_ms = -1;         // `end` extension: CPU time the process used (-1: unknown)
 
   std::vector<SiteRec> sites;
   std::vector<StepRec> steps;
@@ -68,6 +73,7 @@ struct ProcessRecords {
   std::vector<StepRec> backward_steps;
   bool steps_from_backward = false;
   std::vector<LoaderRec> waits, iters;
+  std::vector<LoaderRec> stops;  // `istop` (extension): an iterator shutting its workers down
   std::vector<GcRec> gcs;
   std::vector<GpuRec> gpu;
   std::vector<BusyRec> gpu_busy;

@@ -156,7 +156,10 @@ int run_command(const RunOptions& opts) {
   }
   // paths are bytes and may not be UTF-8: replace what JSON cannot hold instead of aborting
   constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
-  if (!write_text_file(plan_path, plan_json(plan.sites, opts.max_steps, plan.step_marker).dump(1, ' ', false, kReplace) + "\n",
+  if (!write_text_file(plan_path,
+                       plan_json(plan.sites, opts.max_steps, plan.step_marker, plan.step_loop_path, plan.step_loop_line)
+                               .dump(1, ' ', false, kReplace) +
+                           "\n",
                        &err)) {
     std::cerr << "trainlint: error: " << err << "\n";
     return 2;
@@ -172,6 +175,8 @@ int run_command(const RunOptions& opts) {
   if (shim.empty()) env["TRAINLINT_SHIM"] = std::nullopt;
   else env["TRAINLINT_SHIM"] = shim;
 
+  // said now, not after a run of hours that --max-steps did not shorten
+  if (std::string notice = max_steps_notice(plan, opts.max_steps); !notice.empty()) std::cerr << notice << std::flush;
   LaunchResult lr = launch(opts.command, child_environment(env));
   if (!lr.started) {
     std::cerr << "trainlint: error: " << lr.error << "\n";
@@ -212,6 +217,8 @@ int run_command(const RunOptions& opts) {
   for (auto& w : warnings) m.run.notes.push_back(w);
   if (plan.step_marker == "backward" && m.run.steps > 0)
     m.run.notes.push_back("the program steps no torch optimizer the analysis can see: a step is one backward() call");
+  if (plan.step_marker == "loop" && m.run.steps > 0)
+    m.run.notes.push_back("the program steps no optimizer and calls no backward() that the analysis can see: a step is one iteration of the training loop");
   if (!plan.script_found)
     m.run.notes.push_back("the script " + sc.script + " could not be analysed, so nothing was planned");
   for (auto& msg : plan.lint.messages)

@@ -51,6 +51,17 @@ std::string signal_name(int sig) {
   }
 }
 
+// Why the GPU was not measured, in a few words (the whole reason is in the JSON report).
+std::string gpu_absent_text(const RunSummary& run) {
+  if (run.gpu_state == "no-driver") return "no NVIDIA driver";
+  if (run.gpu_state == "no-gpu") return "no NVIDIA GPU";
+  if (run.gpu_state == "host-only") return "the GPU shim (libtrainlint_shim.so) is not installed";
+  if (run.gpu_state == "busy") return "torch.profiler took CUPTI";
+  if (run.gpu_state == "unavailable") return "CUPTI is not available";
+  std::string r = run.gpu_state + (run.gpu_reason.empty() ? "" : ": " + run.gpu_reason);
+  return r.size() > 80 ? r.substr(0, 77) + "..." : r;
+}
+
 // A short tag for the GPU idle column.
 std::string gpu_short(const FindingRuntime& r, const RunSummary& run) {
   if (r.gpu_idle_ms) return ms_text(*r.gpu_idle_ms);
@@ -99,15 +110,28 @@ void write_run_text(std::ostream& out, const RunContext& ctx) {
     out << "nothing was measured\n";
   } else {
     out << run.steps << (run.steps == 1 ? " step" : " steps");
-    if (run.have_window)
+    if (run.have_window && run.warmup_excluded) {
+      // one definition for every figure below: the counted steps, warm-up step 1 left out
+      out << "; " << run.steps_counted << " counted (warm-up step 1 left out) in " << ms_text(run.window_ms) << " ms: ";
+      if (run.median_step_ms) {
+        out << "median step " << ms_text(*run.median_step_ms) << " ms";
+        if (run.p10_step_ms && run.p90_step_ms)
+          out << " (p10 " << ms_text(*run.p10_step_ms) << ", p90 " << ms_text(*run.p90_step_ms) << ")";
+        out << ", mean " << ms_text(run.mean_step_ms) << " ms";
+      } else {
+        out << "mean step " << ms_text(run.mean_step_ms) << " ms";
+      }
+    } else if (run.have_window) {
       out << " in " << ms_text(run.window_ms) << " ms (mean step " << ms_text(run.mean_step_ms) << " ms)";
-    else
+    } else {
       out << ", " << ms_text(run.run_ms) << " ms recorded";
+    }
     if (run.stopped_early) out << ", stopped early by --max-steps";
     size_t ranks = 0;
     for (auto& p : run.processes) ranks += p.role == "rank" ? 1 : 0;
-    if (ranks > 1 && run.primary_rank)
-      out << "; figures of rank " << *run.primary_rank << " of " << ranks << " ranks, each finding from the rank where it cost most";
+    if (ranks > 1)
+      out << "; figures of " << (run.primary_rank ? "rank " + std::to_string(*run.primary_rank) : "process " + std::to_string(run.primary_pid))
+          << ", one of " << ranks << " training processes, each finding from the process where it cost most";
     out << "\n";
     if (run.have_window && run.median_step_ms && run.long_steps > 0)
       out << "median step " << ms_text(*run.median_step_ms) << " ms; " << run.long_steps
@@ -122,30 +146,37 @@ void write_run_text(std::ostream& out, const RunContext& ctx) {
     if (run.gpu_idle_ms && run.steady_ms > 0) out << "; idle " << pct_text(*run.gpu_idle_ms / run.steady_ms) << " of the steps";
     out << "\n";
   } else {
-    out << "not measured (" << run.gpu_state << (run.gpu_reason.empty() ? "" : ": " + run.gpu_reason)
-        << "); host times only\n";
+    out << "not measured \u2014 " << gpu_absent_text(run) << "\n";
   }
 
   // ---- the table ------------------------------------------------------------------------------
-  std::vector<size_t> rows, unprobed;
+  std::vector<size_t> rows, unprobed, unreached;
   for (size_t i = 0; i < findings.size(); ++i) {
     if (findings[i].probe == "none" || findings[i].probe.empty()) unprobed.push_back(i);
+    else if (run.no_torch && m.findings[i].verdict == "not-reached") unreached.push_back(i);  // said once below
     else rows.push_back(i);
   }
+  const bool gpu_col = run.gpu_ok;
   std::stable_sort(rows.begin(), rows.end(), [&](size_t a, size_t b) {
     auto &ra = m.findings[a], &rb = m.findings[b];
     int va = verdict_rank(ra.verdict) > 1 ? verdict_rank(ra.verdict) : 0;
     int vb = verdict_rank(rb.verdict) > 1 ? verdict_rank(rb.verdict) : 0;
     if (va != vb) return va < vb;
+    // what to fix next: the most step time first (the whole run's total without counted steps)
+    if (ra.window_ms != rb.window_ms) return ra.window_ms > rb.window_ms;
     return ra.total_ms > rb.total_ms;
   });
+  size_t n_confirmed = 0;
+  for (size_t i : rows) n_confirmed += m.findings[i].verdict == "confirmed";
+  const bool after_col = n_confirmed >= 2 && run.have_window;
   size_t site_w = 4;
   for (size_t i : rows) site_w = std::max(site_w, site_text(findings[i]).size());
   site_w = std::min<size_t>(site_w, 48);
   if (!rows.empty()) {
     out << "\n"
         << pad("code", 7) << pad("site", site_w + 2) << pad("calls", 7, true) << pad("total ms", 11, true)
-        << pad("ms/step", 10, true) << pad("% step", 9, true) << "  " << pad("GPU idle ms", 18) << "verdict\n";
+        << pad("ms/step", 10, true) << pad("% step", 9, true) << (after_col ? pad("% after", 9, true) : "") << "  "
+        << (gpu_col ? pad("GPU idle ms", 18) : "") << "verdict\n";
     for (size_t i : rows) {
       const Finding& f = findings[i];
       const FindingRuntime& r = m.findings[i];
@@ -153,20 +184,33 @@ void write_run_text(std::ostream& out, const RunContext& ctx) {
       out << pad(f.code, 7) << pad(site_text(f), site_w + 2) << pad(num || r.calls ? std::to_string(r.calls) : "-", 7, true)
           << pad(num ? ms_text(r.total_ms) : "-", 11, true)
           << pad(num && r.ms_per_step ? ms_text(*r.ms_per_step) : "-", 10, true)
-          << pad(num && r.share ? pct_text(*r.share) : "-", 9, true) << "  " << pad(gpu_short(r, run), 18)
-          << r.verdict;
+          << pad(num && r.share ? pct_text(*r.share) : "-", 9, true)
+          << (after_col ? pad(num && r.share_after ? pct_text(*r.share_after) : "-", 9, true) : "") << "  "
+          << (gpu_col ? pad(gpu_short(r, run), 18) : "")
+          << r.verdict << (r.borderline ? " (borderline: the threshold lies within the step-time spread)" : "");
       if (r.verdict == "not-measurable" && !r.reason.empty()) out << " (" << r.reason << ")";
+      else if (num && !r.reason.empty()) out << " (" << r.reason << ")";
       else if (num && r.share_basis == "run") out << " (share of run time: no steps)";
+      if (num && r.share && r.self_share && *r.share - *r.self_share > 0.005)
+        out << " [" << pct_text(*r.self_share) << " outside the findings nested in it]";
       if (num && r.worker_calls > 0)
         out << " [" << r.worker_calls << " of the calls in DataLoader workers, " << ms_text(r.worker_ms) << " ms]";
       if (num && r.pageable_copies > 0)
         out << " [" << r.pageable_copies << " pageable copies, " << ms_text(r.pageable_copy_ms) << " ms]";
       out << "\n";
     }
+    if (run.have_window && run.warmup_excluded)
+      out << "calls and total ms: the whole run; ms/step and % step: inside the " << run.steps_counted
+          << " counted steps, as shares of the mean step (a finding nested in another counts in both)\n";
+    if (after_col)
+      out << "% after: its share of the step left once the confirmed findings above it are fixed\n";
   } else if (findings.empty()) {
     out << "\nno static findings in " << ctx.lint->files_analysed << (ctx.lint->files_analysed == 1 ? " file" : " files")
         << " of the program\n";
   }
+  if (!unreached.empty())
+    out << unreached.size() << (unreached.size() == 1 ? " finding" : " findings")
+        << " not reached: the program's interpreter cannot import torch (see the note below)\n";
   if (!unprobed.empty()) {
     out << "not measured (no runtime probe for the rule): ";
     for (size_t k = 0; k < unprobed.size(); ++k) {
@@ -184,7 +228,7 @@ void write_run_text(std::ostream& out, const RunContext& ctx) {
       out << " none (data wait " << pct_text(run.data_wait_ms / d) << ", GC pauses " << pct_text(run.gc_ms / d)
           << " of step time";
       if (run.gpu_idle_ms) out << ", GPU idle " << pct_text(*run.gpu_idle_ms / d);
-      out << (run.steady_steps < run.steps ? "; step 1 left out as warm-up" : "") << ")\n";
+      out << ")\n";
     } else {
       out << "\n";
       for (auto& rf : m.runtime_findings)
@@ -198,14 +242,19 @@ void write_run_text(std::ostream& out, const RunContext& ctx) {
   if (run.estimated_step_ms) {
     size_t confirmed = 0;
     for (auto& r : m.findings) confirmed += r.verdict == "confirmed";
+    // from the median step when there is one (the estimate is a median too), else the mean
+    const double base = run.median_step_ms ? *run.median_step_ms : run.mean_step_ms;
+    const char* what = run.median_step_ms ? " ms median step" : " ms mean step";
     if (confirmed == 0) {
-      out << "estimated step time if the confirmed findings were fixed: " << ms_text(run.mean_step_ms)
-          << " ms (no confirmed finding)\n";
+      out << "estimated step time if the confirmed findings were fixed: " << ms_text(base) << what
+          << " (no confirmed finding)\n";
     } else {
-      double saved = run.mean_step_ms - *run.estimated_step_ms;
-      out << "estimated step time if the confirmed findings were fixed: " << ms_text(run.mean_step_ms) << " ms -> "
+      double saved = base - *run.estimated_step_ms;
+      out << "estimated step time if the confirmed findings were fixed: " << ms_text(base) << what << " -> "
           << ms_text(*run.estimated_step_ms) << " ms";
-      if (run.mean_step_ms > 0) out << " (-" << fmt("%.0f", 100.0 * saved / run.mean_step_ms) << "%)";
+      if (run.estimated_p10_ms && run.estimated_p90_ms)
+        out << " (p10-p90 " << ms_text(*run.estimated_p10_ms) << "-" << ms_text(*run.estimated_p90_ms) << " ms)";
+      if (base > 0) out << ", -" << fmt("%.0f", std::max(0.0, 100.0 * saved / base)) << "%";
       bool in_workers = false;
       for (auto& r : m.findings) in_workers |= r.verdict == "confirmed" && r.worker_calls > 0;
       if (in_workers) out << "; time in DataLoader workers runs beside the steps and is not counted";
@@ -258,6 +307,10 @@ nlohmann::json run_json(const RunContext& ctx) {
                         {"share_basis", r.share_basis},
                         {"gpu_idle_ms", opt(r.gpu_idle_ms)},
                         {"gpu_idle_reason", r.gpu_idle_ms ? nlohmann::json() : nlohmann::json(r.gpu_idle_reason)},
+                        {"window_ms", r.window_ms},
+                        {"borderline", r.borderline},
+                        {"self_share", opt(r.self_share)},
+                        {"share_after", opt(r.share_after)},
                         {"worker_calls", r.worker_calls},
                         {"worker_ms", r.worker_ms},
                         {"pid", r.group_pid},
@@ -267,6 +320,10 @@ nlohmann::json run_json(const RunContext& ctx) {
       j["pageable_copy_ms"] = r.pageable_copy_ms;
     }
     if (s.probe == "site+memcpy") j["htod_copies"] = r.htod_copies;
+    if (r.loader_starts) {
+      j["loader_starts"] = r.loader_starts;
+      j["loader_start_ms"] = r.loader_start_ms;
+    }
     doc["findings"][i]["runtime"] = std::move(j);
   }
   for (size_t k = 0; k < m.runtime_findings.size(); ++k) {
@@ -311,6 +368,17 @@ nlohmann::json run_json(const RunContext& ctx) {
       {"data_wait_ms", run.data_wait_ms},
       {"gc_ms", run.gc_ms},
       {"estimated_step_ms", opt(run.estimated_step_ms)},
+      {"estimated_p10_ms", opt(run.estimated_p10_ms)},
+      {"estimated_p90_ms", opt(run.estimated_p90_ms)},
+      {"warmup_excluded", run.warmup_excluded},
+      {"p10_step_ms", opt(run.p10_step_ms)},
+      {"p90_step_ms", opt(run.p90_step_ms)},
+      {"torch_available", !run.no_torch},
+      {"cpus", run.cpus ? nlohmann::json(run.cpus) : nlohmann::json()},
+      {"main_cores_busy", opt(run.main_cores_busy)},
+      {"no_spare_core", run.no_spare_core},
+      {"first_batch_wait_ms", run.first_batch_wait_ms},
+      {"loader_workers", run.loader_workers >= 0 ? nlohmann::json(run.loader_workers) : nlohmann::json()},
       {"gpu",
        {{"status", run.gpu_state},
         {"reason", run.gpu_reason},

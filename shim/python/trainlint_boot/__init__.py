@@ -81,6 +81,15 @@ class _State(object):
     pending_kbi = False  # host-only: a KeyboardInterrupt our gc callback swallowed in gc.collect()
     promoted = False  # a child process found to train (init_process_group, or an optimizer step)
     dist_rank = None  # torch.distributed.get_rank() once the process group is up
+    rank_env_inherited = False  # RANK is the recorded parent rank's own (a subprocess it started)
+    # Steps are iterations: several optimizers stepping in one iteration (a GAN) make one step.
+    iter_opts = None  # ids of the optimizers that stepped in the current iteration
+    cycle = None  # the optimizers of one whole iteration, known once the first one steps again
+    stop_pending = False  # --max-steps reached mid-iteration: stop when the iteration is complete
+    step_loop = None  # (realpath, line) of the training loop's `for`, from the plan
+    step_it = None  # weak reference to the DataLoader iterator that the training loop iterates
+    loop_iters = 0  # its __next__ calls
+    loop_steps = False  # steps are the training loop's iterations (no optimizer step or backward)
 
 
 _S = _State()
@@ -135,13 +144,17 @@ def _role():
     if _S.promoted or _rank() is not None:
         return "rank"
     if _S.is_child:
-        return "worker"
+        # not a DataLoader worker and not (yet) training: a forked checkpoint writer,
+        # multiprocessing's resource tracker, a Python started by subprocess
+        return "helper"
     return "main"
 
 
 def _rank():
     if _S.dist_rank is not None:
         return _S.dist_rank
+    if _S.rank_env_inherited:
+        return None  # RANK came from the rank that started this process: not a rank by itself
     for k in ("RANK", "LOCAL_RANK"):
         v = os.environ.get(k)
         if v is not None and v.strip().lstrip("-").isdigit():
@@ -179,6 +192,10 @@ def _write_proc():
         "executable": sys.executable,
         "origin": _S.origin,
     }
+    try:
+        rec["cpus"] = len(os.sched_getaffinity(0))  # the cores this process may run on
+    except Exception:
+        pass
     if _S.worker_id is not None:
         rec["worker_id"] = _S.worker_id
     _S.buf.insert(0, json.dumps(rec, separators=(",", ":")) + "\n")
@@ -216,12 +233,30 @@ def _emit_loader(kind, t0, t1, ids):
         pass
 
 
+def _emit_istop(ids, t0, t1):
+    """An `istop` record: a tagged iterator shutting its workers down."""
+    try:
+        if ids and not _S.worker_flag:
+            _emit('{"t":"istop","start":%d,"end":%d,"id":%d}\n' % (t0, t1, ids[0]))
+    except Exception:
+        pass
+
+
 def _emit_wait(t0, t1, ids):
     _emit_loader("wait", t0, t1, ids)
 
 
-def _emit_iter(t0, t1, ids):
-    _emit_loader("iter", t0, t1, ids)
+def _emit_iter(t0, t1, ids, loader=None):
+    """`iter` also says how many workers the loader starts (`workers`), so that the report names
+    the right cause of a data wait."""
+    try:
+        nw = int(getattr(loader, "num_workers", -1))
+        if ids:
+            _emit('{"t":"iter","start":%d,"end":%d,"id":%d,"workers":%d}\n' % (t0, t1, ids[0], nw))
+        else:
+            _emit('{"t":"iter","start":%d,"end":%d,"workers":%d}\n' % (t0, t1, nw))
+    except Exception:
+        pass
 
 
 def _note(text):
@@ -236,6 +271,18 @@ def _gpu_status(state, reason):
         _emit('{"t":"gpu_status","state":%s,"reason":%s}\n' % (_json_str(state), _json_str(reason)), urgent=True)
     except Exception:
         pass
+
+
+def _torch_missing():
+    """True when this interpreter cannot import torch (the report says so once)."""
+    if "torch" in sys.modules:
+        return False
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec("torch") is None
+    except Exception:
+        return False
 
 
 def _end(reason, exception=None):
@@ -259,6 +306,13 @@ def _end(reason, exception=None):
             reason = "signal"
         if _S.records_dir is not None:
             extra = ',"exception":%s' % _json_str(exception) if exception else ""
+            if not _S.worker_flag and _torch_missing():
+                extra += ',"torch":false'
+            try:
+                t = os.times()
+                extra += ',"cpu_ms":%d' % int(1000 * (t.user + t.system))  # the cores this process kept busy
+            except Exception:
+                pass
             _emit('{"t":"end","reason":"%s","steps":%d%s}\n' % (reason, _S.steps, extra), urgent=True)
     except Exception:
         pass
@@ -282,9 +336,11 @@ def trim(e, code):
         e.__traceback__ = tb.tb_next
 
 
-def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe, tag):
-    # files: {co_filename: {line: (timed ids, tag ids)} or None}. Timed ids get a `site` record;
-    # tag ids mark the object built there (args[0] of an __init__: a DataLoader, a DataParallel).
+def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe, tag, begin_unit):
+    # files: {co_filename: {line: (timed ids, tag ids, unit)} or None}. Timed ids get a `site`
+    # record; tag ids mark the object built there (args[0] of an __init__: a DataLoader, a
+    # DataParallel). A unit (first, last line) times the caller's statement from this call to its
+    # end (begin_unit traces that one frame until it leaves the lines).
     def wrapper(*args, **kwargs):
         try:
             f = getframe(1)
@@ -296,14 +352,22 @@ def make_site_wrapper(orig, files, resolve_file, emit_site, mono, getframe, tag)
             if lines is not None:
                 entry = lines.get(f.f_lineno)
                 if entry is not None:
-                    f = None
-                    ids, tags = entry
+                    ids, tags, unit = entry
+                    if unit is None or not ids:
+                        f = None
                     t0 = mono()
                     try:
                         result = orig(*args, **kwargs)
-                    finally:
+                    except BaseException:
                         if ids:
                             emit_site(ids, t0, mono())
+                        f = None
+                        raise
+                    if f is not None:
+                        begin_unit(f, ids, t0, unit)
+                        f = None
+                    elif ids:
+                        emit_site(ids, t0, mono())
                     if tags and args:
                         tag(args[0], tags)
                     return result
@@ -370,18 +434,20 @@ def make_step_wrapper(orig, S, on_step):
         except BaseException as e:
             trim(e, CODE[2])
             raise
-        on_step()  # may raise SystemExit(0) at TRAINLINT_MAX_STEPS
+        on_step(args[0] if args else None)  # may raise SystemExit(0) at TRAINLINT_MAX_STEPS
         return result
     CODE[2] = step.__code__
     return step
 
 
-def make_next_wrapper(orig, S, emit_wait, mono, tags_get):
+def make_next_wrapper(orig, S, emit_wait, mono, tags_get, on_loop_next):
     def __next__(self):
         try:
             if S.worker_flag:
                 return orig(self)
             t0 = mono()
+            if S.step_it is not None and S.step_it() is self:
+                on_loop_next(t0)  # an iteration of the training loop begins (may end the program)
             try:
                 return orig(self)
             finally:
@@ -393,7 +459,7 @@ def make_next_wrapper(orig, S, emit_wait, mono, tags_get):
     return __next__
 
 
-def make_iter_wrapper(orig, emit_iter, mono, tags_get, tag):
+def make_iter_wrapper(orig, emit_iter, mono, tags_get, tag, loop_iter):
     def __iter__(self):
         try:
             ids = tags_get(self)
@@ -401,9 +467,10 @@ def make_iter_wrapper(orig, emit_iter, mono, tags_get, tag):
             try:
                 it = orig(self)
             finally:
-                emit_iter(t0, mono(), ids)
+                emit_iter(t0, mono(), ids, self)
             if ids:
                 tag(it, ids)  # the iterator's waits belong to this loader
+            loop_iter(it)
             return it
         except BaseException as e:
             trim(e, CODE[4])
@@ -479,6 +546,20 @@ def make_before_wrapper(orig, before):
     return call
 
 
+def make_build_class_wrapper(orig, after):
+    # builtins.__build_class__: after(cls) sees every class as the `class` statement creates it.
+    def __build_class__(func, name, *bases, **kwargs):
+        try:
+            cls = orig(func, name, *bases, **kwargs)
+        except BaseException as e:
+            trim(e, CODE[9])
+            raise
+        after(cls)
+        return cls
+    CODE[9] = __build_class__.__code__
+    return __build_class__
+
+
 def make_exit_wrapper(orig, before):
     def _exit(*args, **kwargs):
         before()
@@ -486,7 +567,7 @@ def make_exit_wrapper(orig, before):
     return _exit
 '''
 
-_W = {"CODE": [None] * 9}
+_W = {"CODE": [None] * 10}
 exec(compile(_WRAPPER_SRC, _WRAPPER_FILE, "exec"), _W)
 
 
@@ -606,28 +687,47 @@ def _load_plan(path):
                     timed = True  # the functional torch.nn.parallel.data_parallel(): time the call
                 else:
                     _S.want_data_parallel = True
-            by_file.setdefault(rp, []).append((int(s["line"]), int(s.get("col") or 1), int(s["id"]), callee, timed))
+            unit = s.get("unit")
+            unit = (int(unit[0]), int(unit[1])) if timed and isinstance(unit, list) and len(unit) == 2 else None
+            by_file.setdefault(rp, []).append((int(s["line"]), int(s.get("col") or 1), int(s["id"]), callee, timed, unit))
+            if timed and callee.rsplit(".", 1)[-1] == "DataLoader":
+                # a DataLoader built at a timed site (TL107: built every step): its iterators' start-up
+                # and first batch are that construction's cost too, so its records carry the id
+                by_file[rp].append((int(s["line"]), int(s.get("col") or 1), int(s["id"]), callee, False, None))
         except Exception:
             continue
     for rp, entries in by_file.items():
         spans = _call_spans(rp, [(e[0], e[1]) for e in entries])
-        exact = {}  # (callee, line) -> ([timed ids], [tag ids])
+        exact = {}  # (callee, line) -> ([timed ids], [tag ids], [unit])
         extra = {}
-        for line, col, sid, callee, timed in entries:
-            exact.setdefault((callee, line), ([], []))[0 if timed else 1].append(sid)
+        for line, col, sid, callee, timed, unit in entries:
+            e = exact.setdefault((callee, line), ([], [], [None]))
+            e[0 if timed else 1].append(sid)
+            if unit:
+                e[2][0] = unit
             end = spans.get((line, col))
             if end is None:
                 end = line + 3  # no syntax tree: accept the next lines too
             for ln in range(line + 1, end + 1):
-                extra.setdefault((callee, ln), ([], []))[0 if timed else 1].append(sid)
-        for (callee, ln), (t, g) in exact.items():
-            _plan_sites.setdefault(callee, {}).setdefault(rp, {})[ln] = (tuple(t), tuple(g))
-        for (callee, ln), (t, g) in extra.items():
+                e = extra.setdefault((callee, ln), ([], [], [None]))
+                e[0 if timed else 1].append(sid)
+                if unit:
+                    e[2][0] = unit
+        for (callee, ln), (t, g, u) in exact.items():
+            _plan_sites.setdefault(callee, {}).setdefault(rp, {})[ln] = (tuple(t), tuple(g), u[0])
+        for (callee, ln), (t, g, u) in extra.items():
             table = _plan_sites.setdefault(callee, {}).setdefault(rp, {})
             if ln not in table:  # an exact site on that line wins
-                table[ln] = (tuple(t), tuple(g))
+                table[ln] = (tuple(t), tuple(g), u[0])
     if plan.get("step_marker") == "backward":
         _S.backward_steps = True
+    if plan.get("step_marker") == "loop":
+        _S.loop_steps = True
+    loop = plan.get("step_loop")
+    if isinstance(loop, dict) and loop.get("path") and loop.get("line"):
+        rp = _realpath(loop["path"])
+        if rp:
+            _S.step_loop = (rp, int(loop["line"]))
     ms = plan.get("max_steps")
     return ms if isinstance(ms, int) else 0
 
@@ -820,25 +920,138 @@ def _merge_tables(into, by_real):
     into_real, into_cache = into
     for rp, lines in by_real.items():
         table = into_real.setdefault(rp, {})
-        for ln, (t, g) in lines.items():
-            t0, g0 = table.get(ln, ((), ()))
-            table[ln] = (t0 + tuple(i for i in t if i not in t0), g0 + tuple(i for i in g if i not in g0))
+        for ln, (t, g, u) in lines.items():
+            t0, g0, u0 = table.get(ln, ((), (), None))
+            table[ln] = (t0 + tuple(i for i in t if i not in t0), g0 + tuple(i for i in g if i not in g0), u0 or u)
     into_cache.clear()  # files are looked up again
+
+
+def _noop_trace(frame, event, arg):
+    return None  # new frames are not traced: only the unit's own frame is
+
+
+def _begin_unit(frame, ids, t0, unit):
+    """Times the caller's statement as a unit: from the flagged call's start until the frame runs
+    a line outside the statement's lines, jumps back (the loop around it goes on) or returns.
+    Only that frame gets line events; while the unit runs, other new frames cost one call of a
+    no-op trace function. A tracer already set (a debugger, coverage) is left alone: the call
+    alone is timed then."""
+    if sys.gettrace() is not None:
+        _emit_site(ids, t0, _mono())
+        return
+    first, last = unit
+    lasti = frame.f_lasti
+    state = [frame]
+
+    def finish():
+        fr = state[0]
+        if fr is None:
+            return
+        state[0] = None
+        _emit_site(ids, t0, _mono())
+        try:
+            fr.f_trace = None
+        except Exception:
+            pass
+        sys.settrace(None)
+
+    def local(fr, event, arg):
+        if event == "line":
+            ln = fr.f_lineno
+            if ln is None or ln < first or ln > last or fr.f_lasti < lasti:
+                finish()
+                return None
+            return local
+        if event == "return":
+            finish()
+            return None
+        return local
+
+    try:
+        frame.f_trace_lines = True
+        frame.f_trace = local
+        sys.settrace(_noop_trace)
+    except Exception:
+        finish()
 
 
 def _site_maker(callee):
     files, resolve_file = _file_resolver(callee)
 
     def make(orig):
-        return _W["make_site_wrapper"](orig, files, resolve_file, _emit_site, _mono, _getframe, _tag)
+        return _W["make_site_wrapper"](orig, files, resolve_file, _emit_site, _mono, _getframe, _tag, _begin_unit)
 
     make.tables = (_plan_sites.setdefault(callee, {}), files)
     return make
 
 
+# Callees defined in the entry script (`__main__.FeatureNet`, `__main__.Net.forward`): the script
+# runs as `__main__` (a multiprocessing child re-runs it as `__mp_main__`), so its classes exist only
+# once its `class` statements run. A wrapper of builtins.__build_class__ patches them then.
+_main_wanted = {}  # qualname in the script -> callee
+_MAIN_NAMES = ("__main__", "__mp_main__")
+
+
+_main_functions = set()  # top-level functions of the script still to patch
+
+
+def _patch_main_functions():
+    if not _main_functions:
+        return
+    for modname in _MAIN_NAMES:
+        mod = sys.modules.get(modname)
+        d = getattr(mod, "__dict__", None)
+        if not d:
+            continue
+        for name in list(_main_functions):
+            fn = d.get(name)
+            if fn is not None and getattr(fn, "__code__", None) is not None and not getattr(fn, "__trainlint_wrapped__", False):
+                _main_functions.discard(name)
+                try:
+                    _patch_attr(mod, name, _site_maker(_main_wanted[name]), _main_wanted[name])
+                except Exception as e:
+                    _note("probe on function %s of the script not installed: %s" % (name, e))
+
+
+def _after_build_class(cls):
+    _patch_main_functions()
+    try:
+        if not isinstance(cls, type) or cls.__module__ not in _MAIN_NAMES:
+            return
+        q = cls.__qualname__
+        callee = _main_wanted.get(q)
+        if callee is not None:
+            _patch_attr(cls, "__init__", _site_maker(callee), callee)  # a class at the site: its __init__
+        for want, callee in _main_wanted.items():
+            if want.startswith(q + ".") and "." not in want[len(q) + 1:]:
+                attr = want[len(q) + 1:]
+                if attr in cls.__dict__ and callable(getattr(cls, attr, None)):
+                    _patch_attr(cls, attr, _site_maker(callee), callee)
+    except Exception as e:
+        _note("probe on class %s of the script not installed: %s: %s" % (getattr(cls, "__qualname__", "?"), type(e).__name__, e))
+
+
+def _install_main_site(callee):
+    import builtins
+
+    qual = callee[len("__main__."):]
+    _main_wanted[qual] = callee
+    if "." not in qual:
+        # A top-level function of the script is replaced in the script's globals once it exists:
+        # looked for when a class is created and when an optimizer is built (the script's functions
+        # are defined by then in the usual `def ...` then `main()` layout).
+        _main_functions.add(qual)
+    orig = builtins.__build_class__
+    if not getattr(orig, "__trainlint_wrapped__", False):
+        builtins.__build_class__ = _finish_wrapper(_W["make_build_class_wrapper"](orig, _after_build_class), orig)
+
+
 def _install_site(callee):
     if callee == "gc.collect":
         return  # done by _install_gc, which always wraps gc.collect
+    if callee.startswith("__main__."):
+        _install_main_site(callee)
+        return
     if callee.startswith("."):
         method = callee[1:]
         owners = list(_METHOD_OWNERS.get(method, []))
@@ -974,12 +1187,23 @@ def _install_unraisable_rescue():
 # steps
 
 
-def _on_step():
+def _stop_at_max_steps():
+    # Raised again at every later step: a program whose `except BaseException:` swallowed the
+    # first one still stops at its next step.
+    if not _S.ended:
+        _end("max-steps")
+    raise SystemExit(0)
+
+
+def _on_step(defer=False, now=None):
+    """Counts a step. `defer`: --max-steps, when reached, ends the program once the iteration's
+    other optimizers have stepped (or the next iteration begins), not in the middle of it."""
     _S.steps += 1
     if _S.steps == 1 and _S.is_child and not _S.promoted:
         _promote("optimizer step")
     n = _S.steps
-    now = _mono()
+    if now is None:
+        now = _mono()
     try:
         _emit('{"t":"step","n":%d,"end":%d}\n' % (n, now), urgent=True)
         if _S.shim is not None and now - _S.shim_last_flush > 2000000000:
@@ -988,11 +1212,10 @@ def _on_step():
     except Exception:
         pass
     if _S.max_steps > 0 and n >= _S.max_steps and not _S.worker_flag:
-        # Raised again at every later step: a program whose `except BaseException:` swallowed the
-        # first one still stops at its next optimizer step.
-        if not _S.ended:
-            _end("max-steps")
-        raise SystemExit(0)
+        if defer:
+            _S.stop_pending = True
+            return
+        _stop_at_max_steps()
 
 
 # ------------------------------------------------------------------------------------------------
@@ -1049,8 +1272,24 @@ def _hook_distributed(mod):
                         "init_process_group")
 
 
-def _on_optimizer_step():
+def _on_optimizer_step(opt=None):
     _S.opt_steps += 1
+    if _S.loop_steps:
+        return  # steps are the training loop's iterations
+    key = id(opt)
+    cur = _S.iter_opts
+    if cur and key not in cur:
+        # another optimizer of the same iteration (a GAN's generator after its discriminator)
+        cur.add(key)
+        if _S.stop_pending and _S.cycle is not None and cur >= _S.cycle:
+            _stop_at_max_steps()
+        return
+    # a new iteration: the first optimizer to step again closes the previous one
+    if cur and _S.cycle is None:
+        _S.cycle = frozenset(cur)
+    if _S.stop_pending:
+        _stop_at_max_steps()
+    _S.iter_opts = {key}
     if _S.backward_steps:
         # Steps were being counted at backward() (the analysis saw no optimizer step), and this
         # program does step an optimizer after all: from now on its optimizer steps count.
@@ -1058,10 +1297,52 @@ def _on_optimizer_step():
         if _S.steps > 0:
             _note("an optimizer step ran although the analysis saw none: steps are counted at the optimizer from here")
             return  # this step was counted at its backward()
-    _on_step()
+    _on_step(defer=_S.cycle is None or len(_S.cycle) > 1)
 
 
-def _on_backward_step():
+def _on_loop_next(t0):
+    """An iteration of the training loop begins (its DataLoader is asked for the next batch): the
+    previous iteration ends here. These are the steps when the program has no step marker."""
+    _S.loop_iters += 1
+    if not _S.loop_steps:
+        if _S.loop_iters >= 3 and not _S.steps and not _S.bsteps and not _S.worker_flag:
+            # two whole iterations of the training loop and no optimizer step or backward()
+            _S.loop_steps = True
+            _note("no optimizer step or backward() in the first 2 iterations of the training loop: a step is "
+                  "one iteration of that loop")
+        else:
+            return
+    if _S.loop_iters >= 2:
+        _on_step(now=t0)
+
+
+def _loop_iter(it):
+    """Remembers the iterator when the training loop's `for` made it (the loop's own frame, or a
+    wrapper such as enumerate or tqdm a few frames up)."""
+    loop = _S.step_loop
+    if loop is None or _S.worker_flag:
+        return
+    try:
+        f = _getframe(2)
+        for _ in range(4):
+            if f is None:
+                return
+            if f.f_lineno == loop[1] and _realpath(f.f_code.co_filename) == loop[0]:
+                import weakref
+
+                _S.step_it = weakref.ref(it)
+                _S.loop_iters = 0
+                return
+            f = f.f_back
+    except Exception:
+        pass
+    finally:
+        f = None
+
+
+def _on_backward_step(_tensor=None):
+    if _S.loop_steps:
+        return
     if _S.opt_steps:
         return  # optimizer steps mark this process's steps
     if _S.backward_steps:
@@ -1093,6 +1374,7 @@ def _wrap_step_on(cls):
 
 
 def _after_optimizer_init(opt):
+    _patch_main_functions()
     try:
         # torch wraps type(self).step for its profiler in Optimizer.__init__; wrap the class that
         # defines the step this instance runs (once per class).
@@ -1128,11 +1410,20 @@ def _hook_dataloader(mod):
     it = getattr(mod, "_BaseDataLoaderIter", None)
     if it is not None and "__next__" in it.__dict__:
         _patch_attr(
-            it, "__next__", lambda orig: _W["make_next_wrapper"](orig, _S, _emit_wait, _mono, _tags_get), "DataLoader __next__")
+            it, "__next__", lambda orig: _W["make_next_wrapper"](orig, _S, _emit_wait, _mono, _tags_get, _on_loop_next),
+            "DataLoader __next__")
+    mp_it = getattr(mod, "_MultiProcessingDataLoaderIter", None)
+    if mp_it is not None and "_shutdown_workers" in mp_it.__dict__:
+        # the other half of a loader's worker start-up: its workers' shutdown (an iterator dropped
+        # every step pays it every step); recorded for iterators of a loader built at a plan site
+        _patch_attr(mp_it, "_shutdown_workers",
+                    lambda orig: _W["make_tagged_method_wrapper"](orig, _tags_get, _emit_istop, _mono),
+                    "DataLoader iterator _shutdown_workers")
     dl = getattr(mod, "DataLoader", None)
     if dl is not None and "__iter__" in dl.__dict__:
         _patch_attr(
-            dl, "__iter__", lambda orig: _W["make_iter_wrapper"](orig, _emit_iter, _mono, _tags_get, _tag), "DataLoader.__iter__")
+            dl, "__iter__", lambda orig: _W["make_iter_wrapper"](orig, _emit_iter, _mono, _tags_get, _tag, _loop_iter),
+            "DataLoader.__iter__")
 
 
 def _hook_data_parallel(mod):
@@ -1242,6 +1533,11 @@ def _after_fork_child():
         _S.worker_flag = False
         _S.worker_id = None
         _S.steps = 0
+        _S.iter_opts = None
+        _S.cycle = None
+        _S.stop_pending = False
+        _S.step_it = None
+        _S.loop_iters = 0
         _S.opt_steps = 0
         _S.bsteps = 0
         _S.step_depth = 0
@@ -1432,6 +1728,7 @@ def _hook_torch_profiler(mod):
 
 
 _ANCESTOR_VAR = "TRAINLINT_RECORDED_ANCESTOR"  # set by every recorded process, for its descendants
+_ANCESTOR_RANK_VAR = "TRAINLINT_RECORDED_RANK"  # the RANK a recorded process saw, for its descendants
 
 
 def install():
@@ -1456,6 +1753,11 @@ def install():
             # resource tracker): the variable survives a parent that exits first or a shell between.
             _S.origin = "subprocess"
         os.environ[_ANCESTOR_VAR] = str(_S.pid)
+        env_rank = os.environ.get("RANK", os.environ.get("LOCAL_RANK"))
+        if _S.origin != "root" and env_rank is not None and os.environ.get(_ANCESTOR_RANK_VAR) == env_rank:
+            _S.rank_env_inherited = True  # e.g. a `python tool.py` that a rank runs through subprocess
+        if env_rank is not None:
+            os.environ[_ANCESTOR_RANK_VAR] = env_rank
         if _S.origin != "root":
             _S.is_child = True
             _S.immediate = True
