@@ -132,12 +132,12 @@ TEST(CppModel, TypesFromDeclarationsAndReturnTypes) {
 
 TEST(CppModel, LoopsClassifiedAcrossFunctions) {
   auto b = build_cpp({{"mnist.cpp", kMnist}});
-  const Loop& train = b->loop_at_line("mnist.cpp", 35);
+  const Loop& train = b->loop_at_line("mnist.cpp", 32);
   EXPECT_TRUE(train.data_loop);
   EXPECT_EQ(train.kind, LoopKind::TrainingStep);
-  EXPECT_EQ(b->loop_at_line("mnist.cpp", 53).kind, LoopKind::EvaluationStep);
+  EXPECT_EQ(b->loop_at_line("mnist.cpp", 50).kind, LoopKind::EvaluationStep);
   // main's loop calls train() and test(): an epoch loop
-  EXPECT_EQ(b->loop_at_line("mnist.cpp", 76).kind, LoopKind::Epoch);
+  EXPECT_EQ(b->loop_at_line("mnist.cpp", 73).kind, LoopKind::Epoch);
 }
 
 TEST(CppModel, GuardsVaryingOrNot) {
