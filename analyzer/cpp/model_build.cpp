@@ -668,6 +668,7 @@ struct Builder {
       recv = t.field(fnode, F::Argument);
       NodeId field = t.field(fnode, F::Field);
       cs.arrow = t.operator_text(fnode) == "->";
+      if (field != kNone && t.type_name(field) == "dependent_name") field = t.first_named_child(field);  // x.template item<T>()
       if (t.is(field, K::TemplateMethod)) {
         NodeId nm = t.field(field, F::Name);
         NodeId ta = t.field(field, F::Arguments);

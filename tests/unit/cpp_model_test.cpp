@@ -128,6 +128,11 @@ TEST(CppModel, TypesFromDeclarationsAndReturnTypes) {
   EXPECT_EQ(b->call("mnist.cpp", "loss.backward()").receiver_type.kind, TypeKind::Tensor);
   EXPECT_EQ(b->call("mnist.cpp", "optimizer.step()").receiver_type.kind, TypeKind::Optimizer);
   EXPECT_EQ(b->call("mnist.cpp", "torch::save").callee, "torch::save");
+  // `x.template item<T>()` in a template: the method and its template argument
+  const CallSite& item = b->call("mnist.cpp", "loss.template item");
+  EXPECT_EQ(item.method, "item");
+  EXPECT_EQ(item.template_args, "float");
+  EXPECT_EQ(item.receiver_type.kind, TypeKind::Tensor);
 }
 
 TEST(CppModel, LoopsClassifiedAcrossFunctions) {
