@@ -1,0 +1,1425 @@
+// The fast path's model builder: tree-sitter-cpp trees -> the C++ program model (model.h).
+// Types come only from declarations in the analysed files; whatever is not certain stays Unknown.
+#include <algorithm>
+#include <cctype>
+#include <deque>
+#include <functional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "analyzer/cpp/model.h"
+#include "analyzer/cpp/syntax.h"
+#include "analyzer/cpp/torch_names.h"
+
+namespace tl::cpp {
+
+using syntax::F;
+using syntax::K;
+using syntax::NodeId;
+using syntax::kNone;
+using syntax::Tree;
+
+namespace {
+
+Range make_range(const SourceFile& src, uint32_t b, uint32_t e) {
+  Range r;
+  r.begin = b;
+  r.end = e;
+  r.start = src.line_col(b);
+  r.stop = src.line_col(e);
+  return r;
+}
+
+std::string strip_spaces(std::string_view s) {
+  std::string out;
+  for (char c : s)
+    if (!std::isspace(static_cast<unsigned char>(c))) out += c;
+  return out;
+}
+
+// Identifier tokens of an expression's text (comments and strings are rare in conditions).
+std::vector<std::string> identifiers(std::string_view s) {
+  std::vector<std::string> out;
+  size_t i = 0;
+  while (i < s.size()) {
+    unsigned char c = s[i];
+    if (std::isalpha(c) || c == '_') {
+      size_t j = i;
+      while (j < s.size() && (std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_')) ++j;
+      out.emplace_back(s.substr(i, j - i));
+      i = j;
+    } else if (c == '"') {
+      ++i;
+      while (i < s.size() && s[i] != '"') i += s[i] == '\\' ? 2 : 1;
+      ++i;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+bool icontains(std::string_view s, std::string_view w) {
+  auto it = std::search(s.begin(), s.end(), w.begin(), w.end(),
+                        [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); });
+  return it != s.end();
+}
+
+std::string last_component(std::string_view q) {
+  auto p = q.rfind("::");
+  return std::string(p == std::string_view::npos ? q : q.substr(p + 2));
+}
+
+}  // namespace
+
+std::string_view type_kind_name(TypeKind k) {
+  switch (k) {
+    case TypeKind::Unknown: return "unknown";
+    case TypeKind::Tensor: return "tensor";
+    case TypeKind::Module: return "module";
+    case TypeKind::ModuleHolder: return "module holder";
+    case TypeKind::Optimizer: return "optimizer";
+    case TypeKind::DataLoader: return "data loader";
+    case TypeKind::Batch: return "batch";
+    case TypeKind::Device: return "device";
+    case TypeKind::GradGuard: return "grad guard";
+    case TypeKind::Other: return "other";
+  }
+  return "unknown";
+}
+
+std::string_view loop_kind_name(LoopKind k) {
+  switch (k) {
+    case LoopKind::Other: return "other";
+    case LoopKind::TrainingStep: return "training step";
+    case LoopKind::EvaluationStep: return "evaluation step";
+    case LoopKind::Epoch: return "epoch";
+  }
+  return "other";
+}
+
+std::string Model::describe(const Loop& l) {
+  switch (l.kind) {
+    case LoopKind::TrainingStep: return "training step loop";
+    case LoopKind::EvaluationStep: return "evaluation step loop";
+    case LoopKind::Epoch: return "epoch loop";
+    case LoopKind::Other: break;
+  }
+  return "loop";
+}
+
+struct Builder {
+  Model& m;
+  std::vector<Tree> trees;
+
+  // per-guard facts for the varying decision, filled while walking
+  struct GuardFacts {
+    std::vector<std::string> names;
+    bool percent = false;
+    int32_t function = -1;
+  };
+  std::vector<GuardFacts> guard_facts;
+  // classes by unqualified name; holder name -> class index
+  std::unordered_map<std::string, uint32_t> class_by_name, class_by_holder;
+  std::unordered_multimap<std::string, uint32_t> fn_by_qname, fn_by_name;
+  // declared return types of methods (in-class declarations): "Class::method" -> type text
+  std::unordered_map<std::string, std::string> method_return;
+  // function definitions: function id -> (tu, definition node)
+  std::vector<std::pair<uint32_t, NodeId>> fn_defs;
+  // the current class per function (-1 none)
+  std::vector<int32_t> fn_class;
+  // variables per function for lookup, per class, per TU namespace scope
+  std::vector<std::vector<uint32_t>> fn_vars, class_vars, tu_vars;
+
+  explicit Builder(Model& model) : m(model) {}
+
+  // ---------------------------------------------------------------- names
+  std::string canon(uint32_t tu, std::string name) const {
+    name = strip_spaces(name);
+    if (name.rfind("::", 0) == 0) name = name.substr(2);
+    auto p = name.find("::");
+    std::string head = p == std::string::npos ? name : name.substr(0, p);
+    auto& al = m.tus_[tu].namespace_aliases;
+    if (auto it = al.find(head); it != al.end()) name = it->second + (p == std::string::npos ? "" : name.substr(p));
+    return name;
+  }
+
+  // A name as written -> its qualified name: aliases applied; an unqualified name that no analysed
+  // function or class claims is looked up in the `using namespace` namespaces among the LibTorch
+  // names trainlint knows.
+  std::string resolve(uint32_t tu, std::string_view written) const {
+    std::string n = canon(tu, std::string(written));
+    if (n.empty()) return n;
+    std::string head = n.substr(0, n.find("::"));
+    if (class_by_name.count(head) || class_by_holder.count(head)) return n;
+    if (n.find("::") == std::string::npos && fn_by_name.count(n)) return n;
+    for (auto& u : m.tus_[tu].using_namespaces) {
+      std::string cand = u + "::" + n;
+      if (torch_names::known(cand)) return cand;
+    }
+    return n;
+  }
+
+  // ---------------------------------------------------------------- types
+  Type type_of_name(uint32_t tu, std::string_view written) const {
+    std::string t = strip_spaces(written);
+    for (std::string_view q : {"const", "volatile", "struct", "class"})
+      if (t.rfind(q, 0) == 0 && t.size() > q.size() && !std::isalnum(static_cast<unsigned char>(t[q.size()])) &&
+          t[q.size()] != '_')
+        t = t.substr(q.size());
+    // std::shared_ptr<X> / std::unique_ptr<X> of a module: a pointer used with ->, like a holder
+    for (std::string_view sp : {"std::shared_ptr<", "std::unique_ptr<", "shared_ptr<"}) {
+      if (t.rfind(sp, 0) == 0 && t.back() == '>') {
+        Type inner = type_of_name(tu, t.substr(sp.size(), t.size() - sp.size() - 1));
+        if (inner.kind == TypeKind::Module) return {TypeKind::ModuleHolder, inner.name};
+        if (inner.kind == TypeKind::Optimizer) return inner;
+        return {};
+      }
+    }
+    if (t.find('<') != std::string::npos) return {};
+    std::string q = resolve(tu, t);
+    if (auto it = class_by_holder.find(q); it != class_by_holder.end())
+      return {TypeKind::ModuleHolder, m.classes_[it->second].name};
+    if (auto it = class_by_name.find(q); it != class_by_name.end()) {
+      const Class& c = m.classes_[it->second];
+      return {c.is_module ? TypeKind::Module : TypeKind::Other, c.name};
+    }
+    TypeKind k = torch_names::type_kind(q);
+    if (k == TypeKind::Unknown) return {};
+    return {k, q};
+  }
+
+  // The type of an expression, from declarations and the LibTorch API's return types.
+  Type infer(uint32_t tu, int32_t fn, NodeId e) const {
+    const Tree& t = trees[tu];
+    if (e == kNone) return {};
+    switch (t.kind(e)) {
+      case K::ParenthesizedExpression: return infer(tu, fn, t.first_named_child(e));
+      case K::Identifier: {
+        int32_t v = m.lookup(tu, fn, t.text(e), t[e].start);
+        if (v >= 0) return m.variables_[v].type;
+        return {};
+      }
+      case K::PointerExpression: {  // *loader
+        Type in = infer(tu, fn, t.field(e, F::Argument));
+        if (t.operator_text(e) == "*" && in.kind == TypeKind::DataLoader) return in;
+        if (t.operator_text(e) == "*" && in.kind == TypeKind::ModuleHolder) return {TypeKind::Module, in.name};
+        return {};
+      }
+      case K::FieldExpression: {
+        NodeId arg = t.field(e, F::Argument);
+        std::string field(t.text(t.field(e, F::Field)));
+        if (t.is(arg, K::This)) {
+          int32_t c = fn >= 0 ? fn_class[fn] : -1;
+          if (c >= 0)
+            for (uint32_t v : class_vars[c])
+              if (m.variables_[v].name == field) return m.variables_[v].type;
+          return {};
+        }
+        Type base = infer(tu, fn, arg);
+        if (base.kind == TypeKind::Batch && (field == "data" || field == "target")) return {TypeKind::Tensor, "at::Tensor"};
+        if ((base.kind == TypeKind::Module || base.kind == TypeKind::ModuleHolder)) {
+          if (auto it = class_by_name.find(base.name); it != class_by_name.end())
+            for (uint32_t v : class_vars[it->second])
+              if (m.variables_[v].name == field) return m.variables_[v].type;
+        }
+        return {};
+      }
+      case K::SubscriptExpression: {
+        Type base = infer(tu, fn, t.field(e, F::Argument));
+        if (base.kind == TypeKind::Tensor) return base;
+        return {};
+      }
+      case K::BinaryExpression: {
+        std::string_view op = t.operator_text(e);
+        if (op == "+" || op == "-" || op == "*" || op == "/") {
+          Type l = infer(tu, fn, t.field(e, F::Left)), r = infer(tu, fn, t.field(e, F::Right));
+          if (l.kind == TypeKind::Tensor) return l;
+          if (r.kind == TypeKind::Tensor) return r;
+        }
+        return {};
+      }
+      case K::ConditionalExpression: {
+        Type a = infer(tu, fn, t.field(e, F::Consequence)), b = infer(tu, fn, t.field(e, F::Alternative));
+        if (a.kind == b.kind && a.kind != TypeKind::Unknown) return a;
+        if (a.kind == TypeKind::Device || b.kind == TypeKind::Device) return {TypeKind::Device, "torch::DeviceType"};
+        return {};
+      }
+      case K::QualifiedIdentifier: {
+        std::string q = resolve(tu, t.text(e));
+        if (torch_names::is_device_constant(q)) return {TypeKind::Device, "torch::DeviceType"};
+        return {};
+      }
+      case K::CallExpression: {
+        auto it = call_at.find(key(tu, e));
+        if (it != call_at.end()) return m.calls_[it->second].result;
+        return {};
+      }
+      default: return {};
+    }
+  }
+
+  // ---------------------------------------------------------------- phase 1: declarations
+  static NodeId declarator_name(const Tree& t, NodeId d) {
+    while (d != kNone) {
+      switch (t.kind(d)) {
+        case K::Identifier: case K::FieldIdentifier: case K::QualifiedIdentifier: case K::OperatorName:
+        case K::DestructorName: case K::TypeIdentifier:
+          return d;
+        case K::FunctionDeclarator: case K::ReferenceDeclarator: case K::PointerDeclarator: case K::InitDeclarator: {
+          NodeId inner = t.field(d, F::Declarator);
+          if (inner == kNone) inner = t.first_named_child(d);
+          d = inner;
+          break;
+        }
+        default: {
+          NodeId inner = t.field(d, F::Declarator);
+          if (inner == kNone) return kNone;
+          d = inner;
+        }
+      }
+    }
+    return kNone;
+  }
+  static NodeId function_declarator(const Tree& t, NodeId d) {
+    while (d != kNone && !t.is(d, K::FunctionDeclarator)) {
+      NodeId inner = t.field(d, F::Declarator);
+      if (inner == kNone) return kNone;
+      d = inner;
+    }
+    return d;
+  }
+
+  void collect_decls(uint32_t tu, NodeId n, const std::string& ns, int32_t cls) {
+    const Tree& t = trees[tu];
+    for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) {
+      switch (t.kind(c)) {
+        case K::NamespaceDefinition: {
+          NodeId name = t.field(c, F::Name);
+          std::string inner = ns;
+          if (name != kNone) inner = (ns.empty() ? "" : ns + "::") + std::string(t.text(name));
+          NodeId body = t.field(c, F::Body);
+          if (body != kNone) collect_decls(tu, body, inner, -1);
+          break;
+        }
+        case K::LinkageSpecification: case K::DeclarationList: case K::PreprocIfdef: case K::PreprocIf:
+        case K::PreprocElse: case K::PreprocElif: case K::TemplateDeclaration:
+          collect_decls(tu, c, ns, cls);
+          break;
+        case K::UsingDeclaration: {
+          bool is_ns = false;
+          t.for_each_child(c, [&](NodeId k) { if (t.text(k) == "namespace") is_ns = true; });
+          NodeId target = t.first_named_child(c);
+          if (is_ns && target != kNone) m.tus_[tu].using_namespaces.push_back(canon(tu, std::string(t.text(target))));
+          break;
+        }
+        case K::NamespaceAliasDefinition: {
+          NodeId name = t.field(c, F::Name);
+          NodeId target = kNone;
+          t.for_each_child(c, [&](NodeId k) { if (t[k].named && k != name) target = k; });
+          if (name != kNone && target != kNone)
+            m.tus_[tu].namespace_aliases[std::string(t.text(name))] = canon(tu, std::string(t.text(target)));
+          break;
+        }
+        case K::ClassSpecifier: case K::StructSpecifier: {
+          collect_class(tu, c, ns);
+          break;
+        }
+        case K::Declaration: case K::FieldDeclaration: {
+          // `struct NetImpl : torch::nn::Module {...};` parses as a declaration whose type is the class
+          NodeId ty = t.field(c, F::Type);
+          if (t.is(ty, K::ClassSpecifier) || t.is(ty, K::StructSpecifier)) collect_class(tu, ty, ns);
+          // a method declared in a class body: remember its return type
+          if (cls >= 0) {
+            NodeId fd = function_declarator(t, t.field(c, F::Declarator));
+            NodeId nm = fd != kNone ? declarator_name(t, fd) : kNone;
+            if (nm != kNone && ty != kNone)
+              method_return[m.classes_[cls].name + "::" + std::string(t.text(nm))] = std::string(t.text(ty));
+          }
+          break;
+        }
+        case K::FunctionDefinition: {
+          add_function(tu, c, ns, cls);
+          break;
+        }
+        case K::ExpressionStatement: {
+          // TORCH_MODULE(Net);
+          NodeId call = t.first_named_child(c);
+          if (t.is(call, K::CallExpression) && t.text(t.field(call, F::Function)) == "TORCH_MODULE") {
+            NodeId args = t.field(call, F::Arguments);
+            NodeId a = args != kNone ? t.first_named_child(args) : kNone;
+            if (a != kNone) pending_holders.emplace_back(std::string(t.text(a)));
+          }
+          break;
+        }
+        default:
+          // TORCH_MODULE(Net) can also parse as a declaration-like ERROR at namespace scope
+          if (t.kind(c) != K::Comment) {
+            std::string_view s = t.text(c);
+            auto p = s.find("TORCH_MODULE(");
+            if (p != std::string_view::npos) {
+              auto e = s.find(')', p);
+              if (e != std::string_view::npos) pending_holders.emplace_back(strip_spaces(s.substr(p + 13, e - p - 13)));
+            }
+          }
+      }
+    }
+  }
+  std::vector<std::string> pending_holders;
+
+  void collect_class(uint32_t tu, NodeId c, const std::string& ns) {
+    const Tree& t = trees[tu];
+    NodeId name = t.field(c, F::Name);
+    NodeId body = t.field(c, F::Body);
+    if (name == kNone || body == kNone) return;
+    Class k;
+    k.name = std::string(t.text(name));
+    k.qualified_name = ns.empty() ? k.name : ns + "::" + k.name;
+    k.tu = tu;
+    k.range = make_range(*m.tus_[tu].src, t[c].start, t[c].end);
+    t.for_each_child(c, [&](NodeId b) {
+      if (!t.is(b, K::BaseClassClause)) return;
+      t.for_each_child(b, [&](NodeId x) {
+        if (t.is(x, K::TypeIdentifier) || t.is(x, K::QualifiedIdentifier) || t.is(x, K::TemplateType))
+          k.bases.push_back(resolve(tu, t.text(x)));
+      });
+    });
+    uint32_t idx = static_cast<uint32_t>(m.classes_.size());
+    m.classes_.push_back(std::move(k));
+    class_vars.emplace_back();
+    class_by_name.emplace(m.classes_[idx].name, idx);
+    class_nodes.emplace_back(tu, body);
+    collect_decls(tu, body, ns.empty() ? m.classes_[idx].name : ns + "::" + m.classes_[idx].name, static_cast<int32_t>(idx));
+  }
+  std::vector<std::pair<uint32_t, NodeId>> class_nodes;
+
+  void add_function(uint32_t tu, NodeId def, const std::string& ns, int32_t cls) {
+    const Tree& t = trees[tu];
+    NodeId fd = function_declarator(t, t.field(def, F::Declarator));
+    NodeId nm = fd != kNone ? declarator_name(t, fd) : kNone;
+    if (nm == kNone || t.field(def, F::Body) == kNone) return;
+    Function f;
+    f.id = static_cast<uint32_t>(m.functions_.size());
+    f.tu = tu;
+    std::string written = strip_spaces(t.text(nm));
+    f.name = last_component(written);
+    int32_t owner = cls;
+    if (written.find("::") != std::string::npos) {  // void NetImpl::forward(...) out of class
+      std::string scope = written.substr(0, written.rfind("::"));
+      std::string cname = last_component(scope);
+      if (auto it = class_by_name.find(cname); it != class_by_name.end()) owner = static_cast<int32_t>(it->second);
+      f.qualified_name = ns.empty() ? written : ns + "::" + written;
+    } else {
+      f.qualified_name = cls >= 0 ? m.classes_[cls].qualified_name + "::" + f.name
+                                  : (ns.empty() ? f.name : ns + "::" + f.name);
+    }
+    if (owner >= 0) f.cls = m.classes_[owner].name;
+    f.is_main = f.name == "main" && owner < 0 && ns.empty();
+    f.range = make_range(*m.tus_[tu].src, t[def].start, t[def].end);
+    f.name_range = make_range(*m.tus_[tu].src, t[nm].start, t[nm].end);
+    NodeId ty = t.field(def, F::Type);
+    if (ty != kNone) pending_return.emplace_back(f.id, std::string(t.text(ty)));
+    fn_by_qname.emplace(f.qualified_name, f.id);
+    fn_by_name.emplace(f.name, f.id);
+    if (!f.cls.empty()) fn_by_qname.emplace(f.cls + "::" + f.name, f.id);
+    m.functions_.push_back(std::move(f));
+    fn_defs.emplace_back(tu, def);
+    fn_class.push_back(owner);
+    fn_vars.emplace_back();
+  }
+  std::vector<std::pair<uint32_t, std::string>> pending_return;
+
+  void finish_classes() {
+    for (auto& h : pending_holders) {
+      std::string impl = h + "Impl";
+      if (auto it = class_by_name.find(impl); it != class_by_name.end()) {
+        m.classes_[it->second].holder = h;
+        class_by_holder.emplace(h, it->second);
+      }
+    }
+    // module-ness through analysed bases, to a fixpoint
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto& c : m.classes_) {
+        if (c.is_module) continue;
+        for (auto& b : c.bases) {
+          std::string base = b.substr(0, b.find('<'));
+          bool mod = base == "torch::nn::Module" || base == "nn::Module" || base.starts_with("torch::nn::Cloneable");
+          if (auto it = class_by_name.find(last_component(base)); it != class_by_name.end() && m.classes_[it->second].is_module)
+            mod = true;
+          if (mod) {
+            c.is_module = true;
+            changed = true;
+          }
+        }
+      }
+    }
+    // data members
+    for (uint32_t ci = 0; ci < class_nodes.size(); ++ci) {
+      auto [tu, body] = class_nodes[ci];
+      const Tree& t = trees[tu];
+      t.for_each_child(body, [&](NodeId fdcl) {
+        if (!t.is(fdcl, K::FieldDeclaration)) return;
+        NodeId ty = t.field(fdcl, F::Type);
+        if (ty == kNone) return;
+        t.for_each_child(fdcl, [&](NodeId d) {
+          if (t[d].field != F::Declarator || function_declarator(t, d) != kNone) return;
+          NodeId nm = declarator_name(t, d);
+          if (nm == kNone) return;
+          Variable v;
+          v.name = std::string(t.text(nm));
+          v.type = type_of_name(tu, t.text(ty));
+          v.tu = tu;
+          v.cls = static_cast<int32_t>(ci);
+          v.decl = make_range(*m.tus_[tu].src, t[nm].start, t[nm].end);
+          NodeId dv = t.field(fdcl, F::DefaultValue);
+          if (dv != kNone) v.init = std::string(t.text(dv));
+          v.scope_end = t[body].end;
+          uint32_t vi = static_cast<uint32_t>(m.variables_.size());
+          m.variables_.push_back(std::move(v));
+          class_vars[ci].push_back(vi);
+          m.classes_[ci].members.push_back(vi);
+        });
+      });
+    }
+    for (auto& [fid, text] : pending_return) m.functions_[fid].return_type = type_of_name(m.functions_[fid].tu, text);
+  }
+
+  // ---------------------------------------------------------------- phase 2: bodies
+  struct Ctx {
+    uint32_t tu = 0;
+    int32_t fn = -1;
+    int32_t loop = -1;
+    std::vector<uint32_t> guards;
+    std::vector<int32_t> loops;  // loop stack in this function, outermost first
+    Range stmt;
+    uint32_t block_end = 0;
+  };
+  std::unordered_map<uint64_t, uint32_t> call_at;  // (tu, node) -> call id
+  static uint64_t key(uint32_t tu, NodeId n) { return (static_cast<uint64_t>(tu) << 32) | n; }
+
+  Range range(uint32_t tu, NodeId n) const { return make_range(*m.tus_[tu].src, trees[tu][n].start, trees[tu][n].end); }
+
+  uint32_t add_variable(const Ctx& cx, std::string name, Type type, NodeId nm, std::string init, bool param = false) {
+    Variable v;
+    v.name = std::move(name);
+    v.type = std::move(type);
+    v.tu = cx.tu;
+    v.function = cx.fn;
+    v.parameter = param;
+    v.init = std::move(init);
+    v.decl = range(cx.tu, nm);
+    v.scope_end = cx.block_end;
+    uint32_t vi = static_cast<uint32_t>(m.variables_.size());
+    m.variables_.push_back(std::move(v));
+    if (cx.fn >= 0) fn_vars[cx.fn].push_back(vi);
+    else tu_vars[cx.tu].push_back(vi);
+    for (int32_t l : cx.loops) m.loops_[l].changed.push_back(m.variables_[vi].name);
+    return vi;
+  }
+
+  void mark_changed(const Ctx& cx, NodeId lhs) {
+    const Tree& t = trees[cx.tu];
+    while (lhs != kNone && (t.is(lhs, K::FieldExpression) || t.is(lhs, K::SubscriptExpression) ||
+                            t.is(lhs, K::PointerExpression) || t.is(lhs, K::ParenthesizedExpression))) {
+      NodeId inner = t.field(lhs, F::Argument);
+      if (t.is(lhs, K::FieldExpression) && t.is(inner, K::This)) {
+        inner = t.field(lhs, F::Field);
+      }
+      if (t.is(lhs, K::ParenthesizedExpression)) inner = t.first_named_child(lhs);
+      lhs = inner;
+    }
+    if (lhs == kNone) return;
+    std::string name(t.text(lhs));
+    for (int32_t l : cx.loops) m.loops_[l].changed.push_back(name);
+  }
+
+  uint32_t add_guard(Ctx& cx, NodeId cond) {
+    const Tree& t = trees[cx.tu];
+    Guard g;
+    g.condition = range(cx.tu, cond);
+    g.loop = cx.loop;
+    GuardFacts gf;
+    std::string_view s = t.text(cond);
+    gf.percent = s.find('%') != std::string_view::npos;
+    gf.names = identifiers(s);
+    gf.function = cx.fn;
+    uint32_t gi = static_cast<uint32_t>(m.guards_.size());
+    m.guards_.push_back(std::move(g));
+    guard_facts.push_back(std::move(gf));
+    return gi;
+  }
+
+  void set_stmt(Ctx& cx, NodeId n, uint32_t end) { cx.stmt = make_range(*m.tus_[cx.tu].src, trees[cx.tu][n].start, end); }
+
+  void walk_declaration(Ctx& cx, NodeId d) {
+    const Tree& t = trees[cx.tu];
+    NodeId ty = t.field(d, F::Type);
+    std::string type_text = ty != kNone ? std::string(t.text(ty)) : "";
+    bool is_auto = t.is(ty, K::PlaceholderTypeSpecifier) || type_text == "auto";
+    Type declared = is_auto ? Type{} : type_of_name(cx.tu, type_text);
+    for (NodeId c = t[d].first_child; c != kNone; c = t[c].next_sibling) {
+      if (t[c].field != F::Declarator) continue;
+      NodeId value = kNone;
+      NodeId inner = c;
+      std::vector<NodeId> ctor_args;
+      bool ctor = false;
+      if (t.is(c, K::InitDeclarator)) {
+        value = t.field(c, F::Value);
+        inner = t.field(c, F::Declarator);
+        if (t.is(value, K::ArgumentList) || t.is(value, K::InitializerList)) {
+          ctor = true;
+          for (NodeId a : t.named_children(value)) ctor_args.push_back(a);
+        }
+      } else if (t.is(c, K::FunctionDeclarator) && cx.fn >= 0) {
+        // `torch::Device device(torch::kCUDA);` inside a body: a construction that parses as a
+        // function declaration
+        NodeId params = t.field(c, F::Parameters);
+        ctor = true;
+        if (params != kNone)
+          for (NodeId a : t.named_children(params)) ctor_args.push_back(a);
+        inner = t.field(c, F::Declarator);
+      } else if (t.is(c, K::FunctionDeclarator)) {
+        continue;
+      } else {
+        ctor = declared.kind != TypeKind::Unknown;  // `torch::NoGradGuard guard;`
+      }
+      NodeId nm = declarator_name(t, inner);
+      if (nm == kNone) continue;
+      Type vt = declared;
+      std::string init;
+      if (value != kNone && !ctor) {
+        walk(cx, value);
+        init = std::string(t.text(value));
+        if (is_auto) vt = infer(cx.tu, cx.fn, value);
+        if (is_auto && vt.kind == TypeKind::Unknown && torch_names::is_device_constant(resolve(cx.tu, init)))
+          vt = {TypeKind::Device, "torch::DeviceType"};
+      } else if (ctor) {
+        for (NodeId a : ctor_args) walk(cx, a);
+        if (value != kNone) init = std::string(t.text(value));
+        else if (t.is(c, K::FunctionDeclarator)) init = std::string(t.text(t.field(c, F::Parameters)));
+        if (declared.kind == TypeKind::GradGuard && torch_names::last(declared.name) == "AutoGradMode" &&
+            strip_spaces(init) != "(false)" && strip_spaces(init) != "{false}")
+          vt = {TypeKind::Other, declared.name};
+        if (ty != kNone && declared.kind != TypeKind::Unknown) {
+          CallSite cs;
+          fill_site(cx, cs, c);
+          cs.callee = declared.name.empty() ? resolve(cx.tu, type_text) : resolve(cx.tu, type_text);
+          cs.construction = true;
+          for (NodeId a : ctor_args) {
+            cs.args.emplace_back(t.text(a));
+            cs.arg_ranges.push_back(range(cx.tu, a));
+          }
+          cs.result = vt;
+          add_call(cx, std::move(cs), kNone);
+        }
+      }
+      add_variable(cx, std::string(t.text(nm)), vt, nm, init);
+    }
+  }
+
+  void fill_site(const Ctx& cx, Site& s, NodeId n) const {
+    s.tu = cx.tu;
+    s.function = cx.fn;
+    s.loop = cx.loop;
+    s.guards = cx.guards;
+    s.range = range(cx.tu, n);
+    s.statement = cx.stmt;
+  }
+
+  uint32_t add_call(const Ctx& cx, CallSite cs, NodeId node) {
+    cs.id = static_cast<uint32_t>(m.calls_.size());
+    if (node != kNone) call_at.emplace(key(cx.tu, node), cs.id);
+    if (cx.fn >= 0) m.functions_[cx.fn].calls.push_back(cs.id);
+    m.calls_.push_back(std::move(cs));
+    return m.calls_.back().id;
+  }
+
+  // the stream an `a << b << c` chain writes to, or ""
+  std::string stream_of(const Ctx& cx, NodeId leftmost) const {
+    const Tree& t = trees[cx.tu];
+    std::string s = strip_spaces(t.text(leftmost));
+    if (s == "std::cout" || s == "std::cerr" || s == "std::clog") return s;
+    bool using_std = std::find(m.tus_[cx.tu].using_namespaces.begin(), m.tus_[cx.tu].using_namespaces.end(), "std") !=
+                     m.tus_[cx.tu].using_namespaces.end();
+    if (using_std && (s == "cout" || s == "cerr" || s == "clog")) return "std::" + s;
+    if (t.is(leftmost, K::Identifier)) {
+      int32_t v = m.lookup(cx.tu, cx.fn, s, t[leftmost].start);
+      if (v >= 0 && m.variables_[v].type.kind == TypeKind::Other && icontains(m.variables_[v].type.name, "stream")) return s;
+    }
+    return "";
+  }
+
+  void walk_call(Ctx& cx, NodeId n) {
+    const Tree& t = trees[cx.tu];
+    NodeId fnode = t.field(n, F::Function);
+    NodeId args = t.field(n, F::Arguments);
+    CallSite cs;
+    fill_site(cx, cs, n);
+    if (args != kNone)
+      for (NodeId a : t.named_children(args)) {
+        cs.args.emplace_back(t.text(a));
+        cs.arg_ranges.push_back(range(cx.tu, a));
+      }
+    NodeId recv = kNone;
+    if (t.is(fnode, K::FieldExpression)) {
+      recv = t.field(fnode, F::Argument);
+      NodeId field = t.field(fnode, F::Field);
+      cs.arrow = t.operator_text(fnode) == "->";
+      if (field != kNone && t.type_name(field) == "dependent_name") field = t.first_named_child(field);  // x.template item<T>()
+      if (t.is(field, K::TemplateMethod)) {
+        NodeId nm = t.field(field, F::Name);
+        NodeId ta = t.field(field, F::Arguments);
+        cs.method = std::string(t.text(nm));
+        if (ta != kNone) {
+          std::string s(t.text(ta));
+          cs.template_args = s.size() >= 2 ? s.substr(1, s.size() - 2) : s;
+        }
+      } else {
+        cs.method = std::string(t.text(field));
+      }
+      cs.receiver = std::string(t.text(recv));
+      // the receiver first, so that a chained call's result type is known
+      walk(cx, recv);
+      cs.receiver_type = infer(cx.tu, cx.fn, recv);
+      if (t.is(recv, K::CallExpression))
+        if (auto it = call_at.find(key(cx.tu, recv)); it != call_at.end()) cs.receiver_call = static_cast<int32_t>(it->second);
+      if (t.is(recv, K::This) && cx.fn >= 0 && fn_class[cx.fn] >= 0) cs.receiver_type = {TypeKind::Other, m.classes_[fn_class[cx.fn]].name};
+      cs.callee = class_by_name.count(cs.receiver_type.name) ? cs.receiver_type.name + "::" + cs.method : cs.method;
+      cs.result = torch_names::method_result(cs.receiver_type, cs.method);
+      if ((cs.receiver_type.kind == TypeKind::ModuleHolder || cs.receiver_type.kind == TypeKind::Module) && cs.method == "forward")
+        cs.result = forward_result(cs.receiver_type);
+    } else {
+      std::string written;
+      if (t.is(fnode, K::TemplateFunction)) {
+        written = std::string(t.text(t.field(fnode, F::Name)));
+        NodeId ta = t.field(fnode, F::Arguments);
+        if (ta != kNone) {
+          std::string s(t.text(ta));
+          cs.template_args = s.size() >= 2 ? s.substr(1, s.size() - 2) : s;
+        }
+      } else if (t.is(fnode, K::QualifiedIdentifier)) {
+        std::string s(t.text(fnode));
+        auto lt = s.find('<');
+        if (lt != std::string::npos) {
+          auto gt = s.rfind('>');
+          cs.template_args = gt != std::string::npos && gt > lt ? s.substr(lt + 1, gt - lt - 1) : "";
+          s = s.substr(0, lt);
+        }
+        written = s;
+      } else {
+        written = std::string(t.text(fnode));
+      }
+      int32_t var = t.is(fnode, K::Identifier) ? m.lookup(cx.tu, cx.fn, written, t[fnode].start) : -1;
+      if (var < 0 && t.is(fnode, K::Identifier) && cx.fn >= 0 && fn_class[cx.fn] >= 0)
+        for (uint32_t v : class_vars[fn_class[cx.fn]])
+          if (m.variables_[v].name == written) var = static_cast<int32_t>(v);
+      if (var >= 0 && (m.variables_[var].type.kind == TypeKind::ModuleHolder || m.variables_[var].type.kind == TypeKind::Module)) {
+        cs.holder_call = true;
+        cs.receiver = written;
+        cs.receiver_type = m.variables_[var].type;
+        cs.method = "";
+        cs.callee = class_by_name.count(cs.receiver_type.name) ? cs.receiver_type.name + "::forward" : cs.receiver_type.name;
+        cs.result = forward_result(cs.receiver_type);
+      } else {
+        cs.callee = resolve(cx.tu, written);
+        cs.result = torch_names::free_result(cs.callee);
+        if (cs.callee.find("::") == std::string::npos)
+          if (auto it = class_by_holder.find(cs.callee); it != class_by_holder.end()) {
+            cs.construction = true;
+            cs.result = {TypeKind::ModuleHolder, m.classes_[it->second].name};
+          }
+        if (cs.result.kind == TypeKind::Unknown) {
+          Type as_type = type_of_name(cx.tu, written);  // a temporary: torch::optim::SGD(...)
+          if (as_type.kind != TypeKind::Unknown) {
+            cs.construction = true;
+            cs.result = as_type;
+          }
+        }
+        if ((cs.callee == "std::make_shared" || cs.callee == "std::make_unique" || cs.callee == "make_shared") &&
+            !cs.template_args.empty()) {
+          Type inner = type_of_name(cx.tu, cs.template_args);
+          cs.callee = resolve(cx.tu, strip_spaces(cs.template_args));
+          cs.construction = true;
+          cs.result = inner.kind == TypeKind::Module ? Type{TypeKind::ModuleHolder, inner.name} : inner;
+        }
+        // a user function's declared return type
+        if (cs.result.kind == TypeKind::Unknown) {
+          auto [b, e] = fn_by_qname.equal_range(cs.callee);
+          for (auto it = b; it != e; ++it)
+            if (m.functions_[it->second].return_type.kind != TypeKind::Unknown) cs.result = m.functions_[it->second].return_type;
+        }
+      }
+    }
+    NodeId parent = t.parent(n);
+    cs.discarded = t.is(parent, K::ExpressionStatement);
+    uint32_t id = add_call(cx, std::move(cs), n);
+    (void)id;
+    if (args != kNone) walk(cx, args);
+  }
+
+  Type forward_result(const Type& holder) const {
+    if (auto it = method_return.find(holder.name + "::forward"); it != method_return.end()) {
+      uint32_t tu = m.classes_[class_by_name.at(holder.name)].tu;
+      return type_of_name(tu, it->second);
+    }
+    auto [b, e] = fn_by_qname.equal_range(holder.name + "::forward");
+    for (auto it = b; it != e; ++it) return m.functions_[it->second].return_type;
+    if (torch_names::library_module_returns_tensor(holder.name)) return {TypeKind::Tensor, "at::Tensor"};
+    return {};
+  }
+
+  void walk_loop(Ctx& cx, NodeId n) {
+    const Tree& t = trees[cx.tu];
+    Loop l;
+    l.id = static_cast<uint32_t>(m.loops_.size());
+    l.tu = cx.tu;
+    l.function = cx.fn;
+    l.parent = cx.loop;
+    l.range = range(cx.tu, n);
+    NodeId body = t.field(n, F::Body);
+    uint32_t header_end = body != kNone ? t[body].start : t[n].end;
+    if (t.is(n, K::DoStatement)) header_end = t[n].start + 2;
+    l.header = make_range(*m.tus_[cx.tu].src, t[n].start, header_end);
+    while (l.header.end > l.header.begin && std::isspace(static_cast<unsigned char>(m.tus_[cx.tu].src->text()[l.header.end - 1]))) {
+      --l.header.end;
+      l.header.stop = m.tus_[cx.tu].src->line_col(l.header.end);
+    }
+    Ctx outer = cx;
+    set_stmt(outer, n, l.header.end);
+    int32_t lid = static_cast<int32_t>(l.id);
+    m.loops_.push_back(l);
+    Ctx in = outer;
+    in.loop = lid;
+    in.loops.push_back(lid);
+    auto loader_text = [&](NodeId e) {
+      if (e == kNone) return false;
+      Type ty = infer(cx.tu, cx.fn, e);
+      if (ty.kind == TypeKind::DataLoader) return true;
+      for (auto& id : identifiers(t.text(e)))
+        if (icontains(id, "loader")) return true;
+      return false;
+    };
+    if (t.is(n, K::ForRangeLoop)) {
+      NodeId right = t.field(n, F::Right);
+      if (right != kNone) walk(outer, right);  // evaluated once, before the loop
+      bool data = loader_text(right);
+      m.loops_[lid].data_loop = data;
+      NodeId decl = t.field(n, F::Declarator);
+      NodeId nm = declarator_name(t, decl);
+      if (t.is(decl, K::Identifier) || nm != kNone) {
+        if (nm == kNone) nm = decl;
+        m.loops_[lid].loop_var = std::string(t.text(nm));
+        Type vt = data ? Type{TypeKind::Batch, "torch::data::Example"} : Type{};
+        NodeId ty = t.field(n, F::Type);
+        if (ty != kNone && !t.is(ty, K::PlaceholderTypeSpecifier) && t.text(ty) != "auto") vt = type_of_name(cx.tu, t.text(ty));
+        Ctx vc = in;
+        vc.block_end = t[n].end;
+        vc.loops.clear();
+        add_variable(vc, m.loops_[lid].loop_var, vt, nm, "");
+      }
+    } else if (t.is(n, K::ForStatement)) {
+      NodeId init = t.field(n, F::Initializer);
+      if (init != kNone) {
+        Ctx ic = outer;
+        ic.block_end = t[n].end;
+        if (t.is(init, K::Declaration)) {
+          walk_declaration(ic, init);
+          NodeId nm = declarator_name(t, t.field(init, F::Declarator));
+          if (nm != kNone) m.loops_[lid].loop_var = std::string(t.text(nm));
+        } else {
+          walk(ic, init);
+        }
+      }
+      NodeId cond = t.field(n, F::Condition);
+      NodeId upd = t.field(n, F::Update);
+      m.loops_[lid].data_loop = loader_text(init) || loader_text(cond);
+      if (cond != kNone) walk(in, cond);
+      if (upd != kNone) walk(in, upd);
+    } else {  // while / do
+      NodeId cond = t.field(n, F::Condition);
+      m.loops_[lid].data_loop = loader_text(cond);
+      if (cond != kNone) walk(in, cond);
+    }
+    if (body != kNone) walk(in, body);
+  }
+
+  void walk(Ctx& cx, NodeId n) {
+    const Tree& t = trees[cx.tu];
+    if (n == kNone) return;
+    switch (t.kind(n)) {
+      case K::Comment: return;
+      case K::CompoundStatement: {
+        Ctx in = cx;
+        in.block_end = t[n].end;
+        for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) walk(in, c);
+        return;
+      }
+      case K::ExpressionStatement: case K::ReturnStatement: {
+        Ctx in = cx;
+        set_stmt(in, n, t[n].end);
+        for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) walk(in, c);
+        return;
+      }
+      case K::Declaration: {
+        Ctx in = cx;
+        set_stmt(in, n, t[n].end);
+        walk_declaration(in, n);
+        return;
+      }
+      case K::ForRangeLoop: case K::ForStatement: case K::WhileStatement: case K::DoStatement:
+        walk_loop(cx, n);
+        return;
+      case K::IfStatement: {
+        NodeId cond = t.field(n, F::Condition);
+        NodeId cons = t.field(n, F::Consequence);
+        NodeId alt = t.field(n, F::Alternative);
+        Ctx hc = cx;
+        set_stmt(hc, n, cons != kNone ? t[cons].start : t[n].end);
+        walk(hc, cond);
+        Ctx in = cx;
+        if (cond != kNone) in.guards.push_back(add_guard(cx, cond));
+        walk(in, cons);
+        walk(in, alt);
+        return;
+      }
+      case K::ConditionalExpression: {
+        NodeId cond = t.field(n, F::Condition);
+        walk(cx, cond);
+        Ctx in = cx;
+        if (cond != kNone) in.guards.push_back(add_guard(cx, cond));
+        walk(in, t.field(n, F::Consequence));
+        walk(in, t.field(n, F::Alternative));
+        return;
+      }
+      case K::BinaryExpression: {
+        std::string_view op = t.operator_text(n);
+        NodeId l = t.field(n, F::Left), r = t.field(n, F::Right);
+        if (op == "&&" || op == "||") {
+          walk(cx, l);
+          Ctx in = cx;
+          if (l != kNone) in.guards.push_back(add_guard(cx, l));
+          walk(in, r);
+          return;
+        }
+        if (op == "<<") {
+          std::vector<NodeId> operands;
+          NodeId cur = n;
+          while (t.is(cur, K::BinaryExpression) && t.operator_text(cur) == "<<") {
+            operands.push_back(t.field(cur, F::Right));
+            cur = t.field(cur, F::Left);
+          }
+          std::reverse(operands.begin(), operands.end());
+          std::string stream = cur != kNone ? stream_of(cx, cur) : "";
+          if (!stream.empty()) {
+            walk(cx, cur);
+            for (NodeId o : operands) walk(cx, o);
+            StreamWrite w;
+            fill_site(cx, w, n);
+            w.stream = stream;
+            for (NodeId o : operands) {
+              w.operands.emplace_back(t.text(o));
+              w.operand_types.push_back(infer(cx.tu, cx.fn, o));
+            }
+            m.streams_.push_back(std::move(w));
+            return;
+          }
+        }
+        break;
+      }
+      case K::AssignmentExpression: {
+        NodeId l = t.field(n, F::Left), r = t.field(n, F::Right);
+        walk(cx, r);
+        walk(cx, l);
+        mark_changed(cx, l);
+        if (t.is(l, K::Identifier) && r != kNone) {
+          int32_t v = m.lookup(cx.tu, cx.fn, t.text(l), t[l].start);
+          if (v >= 0) {
+            auto& var = m.variables_[v];
+            if (!var.init.empty()) var.init += " ; ";
+            var.init += std::string(t.text(r));
+          }
+        }
+        return;
+      }
+      case K::UpdateExpression: {
+        mark_changed(cx, t.field(n, F::Argument));
+        break;
+      }
+      case K::CallExpression:
+        walk_call(cx, n);
+        return;
+      case K::FunctionDefinition: case K::ClassSpecifier: case K::StructSpecifier:
+        return;  // nested definitions are collected separately
+      default: break;
+    }
+    for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) walk(cx, c);
+  }
+
+  void walk_function(uint32_t fid) {
+    auto [tu, def] = fn_defs[fid];
+    const Tree& t = trees[tu];
+    Ctx cx;
+    cx.tu = tu;
+    cx.fn = static_cast<int32_t>(fid);
+    NodeId body = t.field(def, F::Body);
+    cx.block_end = t[def].end;
+    NodeId fd = function_declarator(t, t.field(def, F::Declarator));
+    NodeId params = fd != kNone ? t.field(fd, F::Parameters) : kNone;
+    if (params != kNone)
+      for (NodeId p : t.named_children(params)) {
+        if (!t.is(p, K::ParameterDeclaration) && !t.is(p, K::OptionalParameterDeclaration)) continue;
+        NodeId nm = declarator_name(t, t.field(p, F::Declarator));
+        if (nm == kNone) continue;
+        NodeId ty = t.field(p, F::Type);
+        Type pt = ty != kNone ? type_of_name(tu, t.text(ty)) : Type{};
+        uint32_t vi = add_variable(cx, std::string(t.text(nm)), pt, nm, "", true);
+        m.functions_[fid].params.push_back(vi);
+      }
+    // member initialisers `: fc1(register_module(...))`
+    t.for_each_child(def, [&](NodeId c) {
+      if (t.is(c, K::FieldInitializerList)) walk(cx, c);
+    });
+    walk(cx, body);
+  }
+
+  void walk_namespace_scope(uint32_t tu, NodeId n) {
+    const Tree& t = trees[tu];
+    for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) {
+      if (t.is(c, K::Declaration)) {
+        Ctx cx;
+        cx.tu = tu;
+        cx.block_end = t[n].end;
+        set_stmt(cx, c, t[c].end);
+        walk_declaration(cx, c);
+      } else if (t.is(c, K::NamespaceDefinition) || t.is(c, K::LinkageSpecification)) {
+        NodeId body = t.field(c, F::Body);
+        if (body != kNone) walk_namespace_scope(tu, body);
+      } else if (t.is(c, K::DeclarationList) || t.is(c, K::PreprocIfdef) || t.is(c, K::PreprocIf)) {
+        walk_namespace_scope(tu, c);
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- phase 3: links and facts
+  void resolve_targets() {
+    for (auto& c : m.calls_) {
+      int32_t target = -1;
+      auto pick = [&](auto range) {
+        int32_t best = -1;
+        for (auto it = range.first; it != range.second; ++it) {
+          int32_t f = static_cast<int32_t>(it->second);
+          if (best < 0 || (m.functions_[f].tu == c.tu && m.functions_[best].tu != c.tu)) best = f;
+        }
+        return best;
+      };
+      if (c.holder_call || (!c.method.empty() && class_by_name.count(c.receiver_type.name))) {
+        std::string method = c.holder_call ? "forward" : c.method;
+        target = pick(fn_by_qname.equal_range(c.receiver_type.name + "::" + method));
+      } else if (c.method.empty() && !c.construction) {
+        target = pick(fn_by_qname.equal_range(c.callee));
+        // an unqualified call inside a method: another method of the same class first
+        if (c.callee.find("::") == std::string::npos && c.function >= 0 && fn_class[c.function] >= 0) {
+          int32_t own = pick(fn_by_qname.equal_range(m.classes_[fn_class[c.function]].name + "::" + c.callee));
+          if (own >= 0) target = own;
+        }
+        if (target < 0 && c.callee.find("::") == std::string::npos) {
+          auto r = fn_by_name.equal_range(c.callee);
+          int32_t best = -1;
+          for (auto it = r.first; it != r.second; ++it)
+            if (m.functions_[it->second].cls.empty()) {
+              int32_t f = static_cast<int32_t>(it->second);
+              if (best < 0 || (m.functions_[f].tu == c.tu && m.functions_[best].tu != c.tu)) best = f;
+            }
+          target = best;
+        }
+      }
+      c.target = target;
+      if (target >= 0) m.functions_[target].callers.push_back(c.id);
+    }
+  }
+
+  bool mentions_cuda(uint32_t tu, int32_t fn, std::string_view text, uint32_t offset, int depth = 0) const {
+    if (text.find("kCUDA") != std::string_view::npos || text.find("DeviceType::CUDA") != std::string_view::npos ||
+        text.find("\"cuda") != std::string_view::npos)
+      return true;
+    if (depth > 3) return false;
+    for (auto& id : identifiers(text)) {
+      int32_t v = m.lookup(tu, fn, id, offset);
+      if (v >= 0 && m.variables_[v].may_cuda) return true;
+    }
+    return false;
+  }
+
+  void device_facts() {
+    // variables whose value may be a CUDA device, then parameters bound to such values, to a fixpoint
+    for (int round = 0; round < 4; ++round) {
+      bool changed = false;
+      for (auto& v : m.variables_) {
+        if (v.may_cuda || v.init.empty()) continue;
+        if (mentions_cuda(v.tu, v.function, v.init, v.decl.end)) {
+          v.may_cuda = true;
+          changed = true;
+        }
+      }
+      for (auto& c : m.calls_) {
+        if (c.target < 0) continue;
+        auto& f = m.functions_[c.target];
+        for (size_t i = 0; i < c.args.size() && i < f.params.size(); ++i) {
+          auto& p = m.variables_[f.params[i]];
+          if (!p.may_cuda && mentions_cuda(c.tu, c.function, c.args[i], c.range.begin)) {
+            p.may_cuda = true;
+            changed = true;
+          }
+        }
+      }
+      if (!changed) break;
+    }
+    for (auto& c : m.calls_) {
+      if (c.method == "cuda" && c.args.empty()) c.places_on_cuda = true;
+      else if (c.method == "to" && !c.args.empty() && mentions_cuda(c.tu, c.function, c.args[0], c.range.begin))
+        c.places_on_cuda = true;
+      else if (c.method.empty() && torch_names::is_tensor_factory(c.callee))
+        for (auto& a : c.args)
+          if (mentions_cuda(c.tu, c.function, a, c.range.begin)) c.places_on_cuda = true;
+    }
+  }
+
+  static bool is_backward(const CallSite& c) {
+    return (c.method == "backward" && c.receiver_type.kind != TypeKind::ModuleHolder) ||
+           c.callee == "torch::autograd::backward";
+  }
+  bool is_optimizer_step(const CallSite& c) const {
+    if (c.method != "step") return false;
+    if (c.receiver_type.kind == TypeKind::Optimizer) return true;
+    if (c.receiver_type.kind != TypeKind::Unknown) return false;
+    std::string r = c.receiver;
+    if (icontains(r, "sched")) return false;
+    return icontains(r, "optim") || r == "opt" || icontains(r, "opt_") || r.ends_with("_opt") || r.ends_with("Opt");
+  }
+
+  // transitive "calls X" per function, to a fixpoint
+  std::vector<char> closure(const std::function<bool(const CallSite&)>& direct) const {
+    std::vector<char> f(m.functions_.size(), 0);
+    for (auto& c : m.calls_)
+      if (c.function >= 0 && direct(c)) f[c.function] = 1;
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto& c : m.calls_)
+        if (c.function >= 0 && c.target >= 0 && f[c.target] && !f[c.function]) {
+          f[c.function] = 1;
+          changed = true;
+        }
+    }
+    return f;
+  }
+
+  bool loop_contains(const Loop& outer, int32_t inner_loop) const {
+    for (int32_t l = inner_loop; l >= 0; l = m.loops_[l].parent)
+      if (static_cast<uint32_t>(l) == outer.id) return true;
+    return false;
+  }
+
+  void classify_loops() {
+    auto fn_opt = closure([&](const CallSite& c) { return is_optimizer_step(c); });
+    auto fn_bwd = closure([&](const CallSite& c) { return is_backward(c); });
+    // per loop: calls (directly, in nested loops, or through analysed functions)
+    for (auto& c : m.calls_) {
+      bool opt = is_optimizer_step(c) || (c.target >= 0 && fn_opt[c.target]);
+      bool bwd = is_backward(c) || (c.target >= 0 && fn_bwd[c.target]);
+      for (int32_t l = c.loop; l >= 0; l = m.loops_[l].parent) {
+        if (opt) m.loops_[l].calls_optimizer_step = true;
+        if (bwd) m.loops_[l].calls_backward = true;
+      }
+    }
+    // programs first: whether a program has an optimizer step decides rule 1 / 2's fallback
+    build_programs(fn_opt);
+    auto opt_in_scope = [&](uint32_t tu) {
+      if (m.tus_[tu].programs.empty()) {
+        for (auto& c : m.calls_)
+          if (c.tu == tu && is_optimizer_step(c)) return true;
+        return false;
+      }
+      for (uint32_t p : m.tus_[tu].programs)
+        if (m.programs_[p].has_optimizer_step) return true;
+      return false;
+    };
+    auto trains = [&](const Loop& l) { return opt_in_scope(l.tu) ? l.calls_optimizer_step : l.calls_backward; };
+    // a function that contains a loop calling the optimizer step (backward), transitively
+    std::vector<char> fn_loop_trains(m.functions_.size(), 0);
+    for (auto& l : m.loops_)
+      if (l.function >= 0 && trains(l)) fn_loop_trains[l.function] = 1;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& c : m.calls_)
+        if (c.function >= 0 && c.target >= 0 && fn_loop_trains[c.target] && !fn_loop_trains[c.function]) {
+          fn_loop_trains[c.function] = 1;
+          changed = true;
+        }
+    }
+    for (auto& l : m.loops_) {
+      if (l.data_loop) {
+        if (trains(l)) l.kind = LoopKind::TrainingStep;
+        else if (!l.calls_backward && !l.calls_optimizer_step) l.kind = LoopKind::EvaluationStep;
+        continue;
+      }
+      if (!trains(l)) continue;
+      bool inner = true;
+      for (auto& k : m.loops_)
+        if (k.id != l.id && k.function == l.function && k.tu == l.tu && loop_contains(l, k.parent) && trains(k)) inner = false;
+      for (auto& c : m.calls_)
+        if (c.target >= 0 && c.loop >= 0 && loop_contains(l, c.loop) && fn_loop_trains[c.target]) inner = false;
+      if (inner) l.kind = LoopKind::TrainingStep;
+    }
+    // a step loop nested in a training step loop is part of that step (micro-batches); only an
+    // evaluation loop keeps its own kind there
+    for (auto& l : m.loops_) {
+      if (l.kind != LoopKind::TrainingStep) continue;
+      for (int32_t p = l.parent; p >= 0; p = m.loops_[p].parent)
+        if (m.loops_[p].kind == LoopKind::TrainingStep) l.kind = LoopKind::Other;
+    }
+    // epoch loops: contain a step loop, directly or through calls
+    std::vector<char> fn_has_step(m.functions_.size(), 0);
+    for (auto& l : m.loops_)
+      if (l.function >= 0 && (l.kind == LoopKind::TrainingStep || l.kind == LoopKind::EvaluationStep)) fn_has_step[l.function] = 1;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto& c : m.calls_)
+        if (c.function >= 0 && c.target >= 0 && fn_has_step[c.target] && !fn_has_step[c.function]) {
+          fn_has_step[c.function] = 1;
+          changed = true;
+        }
+    }
+    for (auto& l : m.loops_) {
+      if (l.kind != LoopKind::Other) continue;
+      bool in_step = false;
+      for (int32_t p = l.parent; p >= 0; p = m.loops_[p].parent)
+        if (m.loops_[p].kind == LoopKind::TrainingStep || m.loops_[p].kind == LoopKind::EvaluationStep) in_step = true;
+      if (in_step) continue;
+      bool epoch = false;
+      for (auto& k : m.loops_)
+        if (k.id != l.id && k.tu == l.tu && k.function == l.function && loop_contains(l, k.parent) &&
+            (k.kind == LoopKind::TrainingStep || k.kind == LoopKind::EvaluationStep))
+          epoch = true;
+      for (auto& c : m.calls_)
+        if (c.target >= 0 && c.loop >= 0 && loop_contains(l, c.loop) && fn_has_step[c.target]) epoch = true;
+      if (epoch) l.kind = LoopKind::Epoch;
+    }
+  }
+
+  void build_programs(const std::vector<char>& fn_opt) {
+    for (auto& f : m.functions_) {
+      if (!f.is_main) continue;
+      Program p;
+      p.id = static_cast<uint32_t>(m.programs_.size());
+      p.entry = f.tu;
+      p.main = static_cast<int32_t>(f.id);
+      std::vector<char> seen(m.functions_.size(), 0);
+      std::deque<uint32_t> q{f.id};
+      seen[f.id] = 1;
+      while (!q.empty()) {
+        uint32_t g = q.front();
+        q.pop_front();
+        p.functions.push_back(g);
+        for (uint32_t cid : m.functions_[g].calls) {
+          int32_t tgt = m.calls_[cid].target;
+          if (tgt >= 0 && !seen[tgt]) {
+            seen[tgt] = 1;
+            q.push_back(static_cast<uint32_t>(tgt));
+          }
+        }
+      }
+      p.members.push_back(f.tu);
+      for (uint32_t g : p.functions)
+        if (std::find(p.members.begin(), p.members.end(), m.functions_[g].tu) == p.members.end())
+          p.members.push_back(m.functions_[g].tu);
+      p.has_optimizer_step = fn_opt[f.id];
+      std::vector<uint32_t> sorted = p.functions;
+      std::sort(sorted.begin(), sorted.end());
+      m.reachable_by_program_.push_back(std::move(sorted));
+      for (uint32_t tu : p.members) m.tus_[tu].programs.push_back(p.id);
+      m.programs_.push_back(std::move(p));
+    }
+  }
+
+  void guard_varying() {
+    for (size_t gi = 0; gi < m.guards_.size(); ++gi) {
+      Guard& g = m.guards_[gi];
+      const GuardFacts& gf = guard_facts[gi];
+      bool varying = gf.percent;
+      std::set<std::string> vary;
+      for (int32_t l = g.loop; l >= 0; l = m.loops_[l].parent) {
+        if (!m.loops_[l].loop_var.empty()) vary.insert(m.loops_[l].loop_var);
+        for (auto& n : m.loops_[l].changed) vary.insert(n);
+      }
+      if (g.loop < 0 && gf.function >= 0)  // in a function a step loop calls: its parameters vary
+        for (uint32_t p : m.functions_[gf.function].params) vary.insert(m.variables_[p].name);
+      for (auto& n : gf.names)
+        if (vary.count(n)) varying = true;
+      g.varying = varying;
+    }
+  }
+
+  // Does the call run every iteration of the step loop `s` it sits in? (no epoch loop or varying
+  // guard between them)
+  bool unguarded_within(const Site& site, int32_t step_loop) const {
+    for (uint32_t g : site.guards) {
+      const Guard& gd = m.guards_[g];
+      bool inside = step_loop < 0 ? true : false;
+      for (int32_t l = gd.loop; l >= 0 && !inside; l = m.loops_[l].parent)
+        if (l == step_loop) inside = true;
+      if (inside && gd.varying) return false;
+    }
+    return true;
+  }
+
+  void compute_reach() {
+    m.reach_.assign(m.functions_.size(), std::nullopt);
+    std::deque<uint32_t> q;
+    for (auto& l : m.loops_) {
+      if (l.kind != LoopKind::TrainingStep && l.kind != LoopKind::EvaluationStep) continue;
+      for (auto& c : m.calls_) {
+        if (c.target < 0 || c.tu != l.tu || c.function != l.function || c.loop < 0 || !loop_contains(l, c.loop)) continue;
+        // the innermost step loop around the call must be this one
+        int32_t step = -1;
+        for (int32_t p = c.loop; p >= 0 && step < 0; p = m.loops_[p].parent)
+          if (m.loops_[p].kind == LoopKind::TrainingStep || m.loops_[p].kind == LoopKind::EvaluationStep) step = p;
+        if (step != static_cast<int32_t>(l.id) || !unguarded_within(c, step)) continue;
+        if (m.reach_[c.target]) continue;
+        m.reach_[c.target] = StepContext{l.id, {c.id}};
+        q.push_back(static_cast<uint32_t>(c.target));
+      }
+    }
+    while (!q.empty()) {
+      uint32_t f = q.front();
+      q.pop_front();
+      const StepContext sc = *m.reach_[f];
+      if (sc.chain.size() >= 6) continue;
+      for (uint32_t cid : m.functions_[f].calls) {
+        const CallSite& c = m.calls_[cid];
+        if (c.target < 0 || m.reach_[c.target]) continue;
+        bool epoch = false;
+        for (int32_t p = c.loop; p >= 0; p = m.loops_[p].parent)
+          if (m.loops_[p].kind != LoopKind::Other) epoch = true;
+        if (epoch || !unguarded_within(c, -1)) continue;
+        StepContext next = sc;
+        next.chain.push_back(cid);
+        m.reach_[c.target] = std::move(next);
+        q.push_back(static_cast<uint32_t>(c.target));
+      }
+    }
+  }
+
+  void cuda_facts() {
+    for (auto& p : m.programs_)
+      for (auto& c : m.calls_)
+        if (c.places_on_cuda && m.runs_in_program(p, c)) {
+          p.on_cuda = true;
+          break;
+        }
+  }
+};
+
+// ------------------------------------------------------------------ queries
+
+int32_t Model::lookup(uint32_t tu, int32_t fn, std::string_view name, uint32_t offset) const {
+  int32_t best = -1;
+  if (fn >= 0) {
+    for (size_t i = 0; i < variables_.size(); ++i) {
+      const Variable& v = variables_[i];
+      if (v.function != fn || v.tu != tu || v.name != name) continue;
+      if (v.decl.begin > offset || offset > v.scope_end) continue;
+      if (best < 0 || v.decl.begin >= variables_[best].decl.begin) best = static_cast<int32_t>(i);
+    }
+    if (best >= 0) return best;
+    const std::string& cls = functions_[fn].cls;
+    if (!cls.empty())
+      for (auto& c : classes_)
+        if (c.name == cls)
+          for (uint32_t v : c.members)
+            if (variables_[v].name == name) return static_cast<int32_t>(v);
+  }
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    const Variable& v = variables_[i];
+    if (v.function == -1 && v.cls == -1 && v.tu == tu && v.name == name) return static_cast<int32_t>(i);
+  }
+  return -1;
+}
+
+int32_t Model::find_function(std::string_view q) const {
+  for (auto& f : functions_)
+    if (f.qualified_name == q) return static_cast<int32_t>(f.id);
+  return -1;
+}
+
+bool Model::runs_in_program(const Program& p, const Site& s) const {
+  if (s.function < 0) return std::find(p.members.begin(), p.members.end(), s.tu) != p.members.end();
+  const auto& fns = reachable_by_program_[p.id];
+  return std::binary_search(fns.begin(), fns.end(), static_cast<uint32_t>(s.function));
+}
+
+bool Model::on_cuda(uint32_t tu) const {
+  const auto& ps = tus_[tu].programs;
+  if (ps.empty()) {
+    for (auto& c : calls_)
+      if (c.tu == tu && c.places_on_cuda) return true;
+    return false;
+  }
+  for (uint32_t p : ps)
+    if (programs_[p].on_cuda) return true;
+  return false;
+}
+
+std::optional<StepContext> Model::runs_every_step(const Site& s) const {
+  for (int32_t l = s.loop; l >= 0; l = loops_[l].parent) {
+    LoopKind k = loops_[l].kind;
+    if (k == LoopKind::Epoch) return std::nullopt;
+    if (k == LoopKind::TrainingStep || k == LoopKind::EvaluationStep) {
+      for (uint32_t g : s.guards) {
+        const Guard& gd = guards_[g];
+        bool inside = false;
+        for (int32_t x = gd.loop; x >= 0 && !inside; x = loops_[x].parent)
+          if (x == l) inside = true;
+        if (inside && gd.varying) return std::nullopt;
+      }
+      return StepContext{static_cast<uint32_t>(l), {}};
+    }
+  }
+  if (s.function < 0 || !reach_[s.function]) return std::nullopt;
+  for (uint32_t g : s.guards)
+    if (guards_[g].varying) return std::nullopt;
+  return reach_[s.function];
+}
+
+Model Model::build(const std::vector<const SourceFile*>& files) {
+  Model m;
+  Builder b(m);
+  for (uint32_t i = 0; i < files.size(); ++i) {
+    TranslationUnit tu;
+    tu.index = i;
+    tu.src = files[i];
+    tu.path = files[i]->path();
+    m.tus_.push_back(std::move(tu));
+    b.trees.push_back(Tree::parse(*files[i]));
+    for (auto& [off, msg] : b.trees.back().errors()) m.tus_[i].syntax_errors.emplace_back(files[i]->line_col(off), msg);
+    b.tu_vars.emplace_back();
+  }
+  for (uint32_t i = 0; i < files.size(); ++i)
+    if (b.trees[i].root() != kNone) b.collect_decls(i, b.trees[i].root(), "", -1);
+  b.finish_classes();
+  for (uint32_t i = 0; i < files.size(); ++i)
+    if (b.trees[i].root() != kNone) b.walk_namespace_scope(i, b.trees[i].root());
+  for (uint32_t f = 0; f < m.functions_.size(); ++f) b.walk_function(f);
+  b.resolve_targets();
+  b.device_facts();
+  b.classify_loops();
+  b.guard_varying();
+  b.compute_reach();
+  b.cuda_facts();
+  return m;
+}
+
+}  // namespace tl::cpp
