@@ -8,7 +8,7 @@
 # usage: build_examples.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build_dir=$1/examples-cpp
-src=$2
+src=$(cd "$2" && pwd)
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }

@@ -16,7 +16,7 @@
 # usage: syntax_check.sh BUILD_DIR SOURCE_DIR
 set -euo pipefail
 build_dir=$1
-src=$2
+src=$(cd "$2" && pwd)
 fixtures=$src/tests/fixtures/cpp
 out=$build_dir/cpp-syntax
 mkdir -p "$out"
