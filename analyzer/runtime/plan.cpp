@@ -6,6 +6,7 @@
 #include <set>
 #include <unordered_set>
 
+#include "rules/python/rule_context.h"
 #include "rules/registry.h"
 
 namespace fs = std::filesystem;
