@@ -17,7 +17,7 @@
 #include <sstream>
 #include <thread>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 #include "bench/median_reporter.h"
 
 extern "C" const TSLanguage* tree_sitter_python(void);

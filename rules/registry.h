@@ -1,165 +1,42 @@
-// The rule registry: one explicit, sorted table of every code (rules/registry.cpp).
-// Reporters, `trainlint rules`, `explain`, SARIF and the LSP read rule metadata from here.
+// The rule registry: one explicit, sorted table of every code (rules/registry.cpp), each row the
+// rule's metadata and its check in each language (null where the rule has none in that language).
+// Reporters, `trainlint rules`, `explain`, SARIF and the LSP read rule metadata from here; the
+// engine reads the checks.
 #pragma once
-#include <functional>
-#include <mutex>
-#include <optional>
-#include <string>
-#include <unordered_map>
 #include <string_view>
 #include <vector>
 
-#include "analyzer/core/finding.h"
-#include "analyzer/python/model.h"
+#include "analyzer/core/rule_info.h"
 
 namespace tl {
 
-struct RuleInfo;
+class RuleContext;  // a Python check's context: rules/python/rule_context.h
+namespace cpp {
+class RuleContext;  // a C++ check's context: rules/cpp/rule_context.h
+}  // namespace cpp
 
-// Facts that rules derive from a whole module (scanning its calls or tree), memoised for the
-// run and shared between rule invocations and threads, so that program-level questions cost
-// one pass per module instead of one per (module x program member).
-class FactCache {
- public:
-  explicit FactCache(size_t modules) : modules_(modules) {}
-  bool module_fact(const py::Module& m, const char* key, const std::function<bool()>& compute) {
-    Key k{m.index, key};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = map_.find(k);
-      if (it != map_.end()) return it->second;
-    }
-    bool v = compute();
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.emplace(k, v);
-    return v;
-  }
-  // True when the fact holds for any module of any program `m` belongs to.
-  bool any_in_programs(const py::ProgramModel& model, const py::Module& m, const char* key,
-                       const std::function<bool(const py::Module&)>& compute) {
-    for (uint32_t pid : m.programs)
-      if (any_in_program(model.programs()[pid], key, compute)) return true;
-    return false;
-  }
-  // The nodes of `m` where a fact holds, memoised per module.
-  const std::vector<py::NodeId>& module_sites(const py::Module& m, const char* key,
-                                              const std::function<std::vector<py::NodeId>()>& compute) {
-    Key k{m.index, key};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = sites_.find(k);
-      if (it != sites_.end()) return it->second;
-    }
-    std::vector<py::NodeId> v = compute();
-    std::lock_guard<std::mutex> lock(mu_);
-    return sites_.emplace(k, std::move(v)).first->second;  // references survive rehashing
-  }
-  // True when a site of the fact lies in code that program `p` runs (docs/concepts.md "Program": its
-  // members' top level and the functions reachable from its entry script).
-  bool any_site_in_program(const py::ProgramModel& model, const py::Program& p, const char* key,
-                           const std::function<std::vector<py::NodeId>(const py::Module&)>& compute) {
-    Key k{(1ull << 32) | p.id, key};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = map_.find(k);
-      if (it != map_.end()) return it->second;
-    }
-    bool v = false;
-    for (const py::Module* mm : p.members) {
-      for (py::NodeId n : module_sites(*mm, key, [&] { return compute(*mm); }))
-        if (model.runs_in_program(p, *mm, n)) {
-          v = true;
-          break;
-        }
-      if (v) break;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.emplace(k, v);
-    return v;
-  }
-  bool any_in_program(const py::Program& p, const char* key, const std::function<bool(const py::Module&)>& compute) {
-    Key k{(1ull << 32) | p.id, key};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = map_.find(k);
-      if (it != map_.end()) return it->second;
-    }
-    bool v = false;
-    for (const py::Module* mm : p.members)
-      if (module_fact(*mm, key, [&] { return compute(*mm); })) {
-        v = true;
-        break;
-      }
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.emplace(k, v);
-    return v;
-  }
+using PythonCheck = void (*)(RuleContext&);
+using CppCheck = void (*)(cpp::RuleContext&);
 
- private:
-  // (module index, or 2^32 | program id) and the fact's name (a string literal)
-  struct Key {
-    uint64_t id;
-    std::string_view name;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const { return std::hash<uint64_t>{}(k.id) * 31 + std::hash<std::string_view>{}(k.name); }
-  };
-  size_t modules_;
-  std::mutex mu_;
-  std::unordered_map<Key, bool, KeyHash> map_;
-  std::unordered_map<Key, std::vector<py::NodeId>, KeyHash> sites_;
+// One row of the table: the metadata (a RuleInfo, so that `const RuleInfo*` callers read it as
+// is) and one check per language.
+struct RuleEntry : RuleInfo {
+  PythonCheck python = nullptr;  // null: not implemented for Python
+  CppCheck cpp = nullptr;        // null: not implemented for C++
+
+  // Does the rule have a check in some language?
+  bool has_check() const { return python != nullptr || cpp != nullptr; }
+  // Does a lint run report it (by a check in some language, or by the engine)?
+  bool implemented() const { return has_check() || by_engine; }
+  // Does a lint run of files in `lang` report it?
+  bool implemented_for(Language lang) const {
+    return (lang == Language::Python ? python != nullptr : cpp != nullptr) || by_engine;
+  }
 };
 
-// What a rule sees: the model, the module being checked, and a way to report.
-class RuleContext {
- public:
-  RuleContext(const py::ProgramModel& model, const py::Module& mod, const RuleInfo& rule, std::vector<Finding>& out,
-              FactCache& facts)
-      : model(model), mod(mod), tree(mod.tree), rule(rule), facts(facts), out_(out) {}
-
-  const py::ProgramModel& model;
-  const py::Module& mod;
-  const py::Tree& tree;
-  const RuleInfo& rule;
-  FactCache& facts;
-
-  // Each report returns the finding it added, for the rule to attach a fix (valid until the
-  // next report).
-  Finding& report(py::NodeId node, std::string message, std::vector<Note> notes = {});
-  // Program-level rules report at an anchor that may lie in another module of the program.
-  Finding& report_at(const py::Module& m, py::NodeId node, std::string message, std::vector<Note> notes = {});
-  // Reports a per-step finding with notes pointing at the step loop and the call chain.
-  Finding& report_per_step(py::NodeId node, std::string message, const py::StepContext& sc);
-  static Note note_at(const py::Module& m, py::NodeId n, std::string message);
-  static Range range_of(const py::Module& m, py::NodeId n);
-  // Bytes [begin, end) of `m`'s text, with their line/column positions.
-  static Range range_of(const py::Module& m, uint32_t begin, uint32_t end);
-
- private:
-  std::vector<Finding>& out_;
-};
-
-using CheckFn = void (*)(RuleContext&);
-
-struct RuleInfo {
-  std::string_view code;
-  std::string_view slug;
-  Severity severity;
-  std::string_view languages;
-  std::string_view summary;  // one line
-  std::string_view probe;    // how `trainlint run` measures the cost: site, data-wait, ...
-  CheckFn check;             // null: the rule is in the catalog but not implemented for Python
-  bool off_by_default = false;  // runs only when selected by name, prefix or ALL (TL001)
-  bool by_engine = false;       // reported by the engine itself, not by a check (TL001)
-
-  // Does a lint run report it (by a check or by the engine)?
-  bool implemented() const { return check != nullptr || by_engine; }
-};
-
-const std::vector<RuleInfo>& registry();
+const std::vector<RuleEntry>& registry();
 // By code ("TL101") or slug ("gc-collect-per-step"); null if unknown.
-const RuleInfo* find_rule(std::string_view code_or_slug);
+const RuleEntry* find_rule(std::string_view code_or_slug);
 std::string_view rule_doc(std::string_view code);  // the rule's Markdown doc, or empty
 
 }  // namespace tl

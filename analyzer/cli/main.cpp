@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "analyzer/cli/lint_command.h"
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 #include "analyzer/lsp/server.h"
 #include "analyzer/report/report.h"
 #include "analyzer/runtime/run.h"

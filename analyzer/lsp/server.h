@@ -1,6 +1,6 @@
 // `trainlint lsp`: the Language Server Protocol 3.17 server. It owns the lifecycle, the store of
 // open documents and the scheduling of analyses; diagnostics come from the lint engine
-// (analyzer/core/engine.h), which reads open buffers from memory (LintOptions::overlays) and the
+// (analyzer/engine/engine.h), which reads open buffers from memory (LintOptions::overlays) and the
 // other files of each project from disk. See docs/lsp.md for the methods implemented.
 //
 // Threads: the message thread (run()) reads and answers every message; one analysis thread
@@ -22,7 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 #include "analyzer/lsp/protocol.h"
 #include "analyzer/lsp/transport.h"
 

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 
 namespace tl::report {
 

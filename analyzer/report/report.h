@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 
 namespace tl::report {
 

@@ -103,7 +103,7 @@ json languages(std::string_view s) {
   return out;
 }
 
-json rule_descriptor(const RuleInfo& r, const std::string& help_base) {
+json rule_descriptor(const RuleEntry& r, const std::string& help_base) {
   std::string_view doc = rule_doc(r.code);
   std::string summary(r.summary);
   RuleCategory cat = rule_category(r.code);
@@ -134,7 +134,7 @@ json rule_descriptor(const RuleInfo& r, const std::string& help_base) {
               {"category", std::string(cat.title)},
               {"languages", languages(r.languages)},
               {"probe", std::string(r.probe)},
-              {"implemented", r.check != nullptr}}}};
+              {"implemented", r.has_check()}}}};
   if (std::string_view file = doc_file(r.code); !file.empty()) d["helpUri"] = encode_uri_chars(help_base + std::string(file));
   return d;
 }

@@ -7,6 +7,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "rules/python/rule_context.h"
 #include "rules/registry.h"
 
 namespace fs = std::filesystem;

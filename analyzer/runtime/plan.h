@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 #include "analyzer/runtime/measure.h"
 
 namespace tl::runtime {

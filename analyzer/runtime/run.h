@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 
 namespace tl::runtime {
 

@@ -5,7 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 #include "analyzer/runtime/measure.h"
 #include "analyzer/runtime/plan.h"
 #include "analyzer/runtime/records.h"

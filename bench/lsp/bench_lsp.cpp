@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 #include "analyzer/lsp/protocol.h"
 #include "lsp/lsp_client.h"
 #include "support/test_support.h"

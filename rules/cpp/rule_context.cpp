@@ -1,6 +1,6 @@
 #include "rules/cpp/rule_context.h"
 
-#include "rules/registry.h"
+#include "analyzer/core/rule_info.h"
 
 namespace tl::cpp {
 

@@ -4,7 +4,7 @@
 #include <initializer_list>
 #include <string_view>
 
-#include "rules/registry.h"
+#include "rules/python/rule_context.h"
 
 namespace tl::rules {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "rules/registry.h"
+#include "rules/python/rule_context.h"
 
 namespace tl::rules {
 

@@ -1,6 +1,6 @@
 // Python rule entry points; rules/registry.cpp lists them in one sorted table.
 #pragma once
-#include "rules/registry.h"
+#include "rules/python/rule_context.h"
 
 namespace tl::rules {
 void check_gc_collect_per_step(RuleContext& ctx);        // TL101

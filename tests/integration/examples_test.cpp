@@ -25,8 +25,8 @@ std::set<std::pair<uint32_t, std::string>> intended(const std::string& text) {
     if (!std::regex_search(l, m, tag)) continue;
     std::string codes = m[1];
     for (auto it = std::sregex_iterator(codes.begin(), codes.end(), code); it != std::sregex_iterator(); ++it) {
-      const RuleInfo* r = find_rule(it->str());
-      if (r && r->check) out.insert({n, it->str()});
+      const RuleEntry* r = find_rule(it->str());
+      if (r && r->python) out.insert({n, it->str()});
     }
   }
   return out;

@@ -134,7 +134,7 @@ std::vector<Finding> findings_on_fixtures(const RuleInfo& r) {
 // fix is offered" begins the section.
 TEST(MetaRegistry, FixSafetySectionMatchesTheFixesTheRuleOffers) {
   for (auto& r : registry()) {
-    if (!r.check) continue;
+    if (!r.python) continue;
     std::string_view body = doc_section(rule_doc(r.code), "## Fix safety");
     size_t first = body.find_first_not_of(" \n\t");
     if (first == std::string_view::npos) {

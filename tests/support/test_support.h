@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 
 namespace tl::test {
 

@@ -76,7 +76,7 @@ class Fixture : public ::testing::TestWithParam<FixtureCase> {};
 
 TEST_P(Fixture, FindsExactlyTheAnnotatedCases) {
   const FixtureCase& fc = GetParam();
-  const RuleInfo* rule = find_rule(fc.code);
+  const RuleEntry* rule = find_rule(fc.code);
   ASSERT_NE(rule, nullptr) << "fixture for an unknown rule: " << fc.name;
   ASSERT_TRUE(rule->implemented()) << "fixture for a rule with no implementation: " << fc.name;
   std::vector<std::pair<std::string, std::string>> files;

@@ -1,7 +1,6 @@
-#include <string>
+#include "rules/python/rule_context.h"
 
-#include "rules/docs.h"
-#include "rules/registry.h"
+#include <string>
 
 namespace tl {
 
@@ -103,26 +102,6 @@ Finding& RuleContext::report_per_step(py::NodeId node, std::string message, cons
     notes.push_back(note_at(*cm, c->node, "through this call to `" + callee + "`, made every step"));
   }
   return report(node, std::move(message), std::move(notes));
-}
-
-const RuleInfo* find_rule(std::string_view s) {
-  for (auto& r : registry())
-    if (r.code == s || r.slug == s) return &r;
-  // case-insensitive code
-  if (s.size() == 5)
-    for (auto& r : registry()) {
-      bool eq = true;
-      for (size_t i = 0; i < 5; ++i)
-        if (std::toupper(static_cast<unsigned char>(s[i])) != r.code[i]) eq = false;
-      if (eq) return &r;
-    }
-  return nullptr;
-}
-
-std::string_view rule_doc(std::string_view code) {
-  for (auto& d : rule_docs())
-    if (d.code == code) return d.text;
-  return {};
 }
 
 }  // namespace tl

@@ -1,4 +1,4 @@
-#include "analyzer/core/engine.h"
+#include "analyzer/engine/engine.h"
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +20,7 @@
 #include "analyzer/core/gitignore.h"
 #include "analyzer/core/notebook.h"
 #include "analyzer/core/suppression.h"
+#include "rules/python/rule_context.h"
 #include "rules/registry.h"
 
 namespace fs = std::filesystem;
@@ -474,13 +475,13 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
   std::set<const Config*> configs;
   for (size_t i = 0; i < target.size(); ++i)
     if (target[i] || opts.report_context) configs.insert(infos[i].config);
-  std::vector<const RuleInfo*> rules;
+  std::vector<const RuleEntry*> rules;
   bool any_tl001 = false;
   for (auto& r : registry()) {
     bool on = false;
     for (auto* c : configs) on = on || rule_enabled_for(opts, c ? *c : cs->defaults(), "", r.code, r.slug);
     if (!on) continue;
-    if (r.check) rules.push_back(&r);
+    if (r.python) rules.push_back(&r);
     if (r.code == "TL001") any_tl001 = true;
   }
 
@@ -492,7 +493,7 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
     for (size_t i; (i = next.fetch_add(1)) < mods.size();)
       for (auto* r : rules) {
         RuleContext ctx(*model, *mods[i], *r, per_module[i], facts);
-        r->check(ctx);
+        r->python(ctx);
       }
   };
   std::vector<std::thread> pool;
@@ -547,8 +548,8 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
       }
       if (any_tl001 && on("TL001")) {
         auto judged = [&](const std::string& code) {
-          const RuleInfo* r = find_rule(code);
-          return r && r->check && on(code);
+          const RuleEntry* r = find_rule(code);
+          return r && r->python && on(code);
         };
         for (auto& f : unused_suppressions(*m->src, sups, judged)) {
           if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
