@@ -20,6 +20,8 @@
 #include "analyzer/core/gitignore.h"
 #include "analyzer/core/notebook.h"
 #include "analyzer/core/suppression.h"
+#include "analyzer/cpp/model.h"
+#include "rules/cpp/rule_context.h"
 #include "rules/python/rule_context.h"
 #include "rules/registry.h"
 
@@ -62,7 +64,8 @@ FileKind kind_by_extension(const fs::path& p) {
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".py" || ext == ".pyw" || ext == ".pyi") return FileKind::Python;
   if (ext == ".ipynb") return FileKind::Notebook;
-  for (const char* e : {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".c", ".ipp", ".inl"})
+  // C++ (the LibTorch fast path); CUDA sources, C and textual includes are not analysed
+  for (const char* e : {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx"})
     if (ext == e) return FileKind::Cpp;
   return FileKind::Other;
 }
@@ -167,7 +170,7 @@ class Walker {
         continue;
       }
       FileKind k = kind_by_extension(name);
-      if (k != FileKind::Python && k != FileKind::Notebook) continue;
+      if (k != FileKind::Python && k != FileKind::Notebook && !(k == FileKind::Cpp && cpp_)) continue;
       if (name.extension() == ".pyi") continue;  // stubs hold no code that runs
       std::error_code e3;
       auto st = fs::status(abs, e3);
@@ -190,6 +193,11 @@ class Walker {
   const LintOptions& o_;
   std::vector<FileMessage>& messages_;
   GitIgnore gi_;
+
+ public:
+  // Walk C++ files too: always for folders named on the command line; for a project's context
+  // only when a C++ file is linted (a Python run does not parse a project's C++ sources).
+  bool cpp_ = true;
 };
 
 std::vector<std::pair<uint32_t, uint32_t>> comment_ranges(const py::Tree& t) {
@@ -268,6 +276,8 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
 }  // namespace
 
 const SourceFile* LintResult::source(const std::string& path) const {
+  for (auto& s : cpp_sources)
+    if (s->path() == path) return s.get();
   if (!model) return nullptr;
   for (auto& m : model->modules())
     if (m->path == path) return m->src.get();
@@ -428,7 +438,7 @@ std::vector<BaselineEntry> baseline_entries(const LintResult& res) {
 
 namespace {
 
-LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
+LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
                    const LintOptions& opts, std::shared_ptr<ConfigSet> cs) {
   LintResult res;
   res.configs = cs;
@@ -587,6 +597,129 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
   return res;
 }
 
+// The C++ files of a run (tree-sitter fast path): one C++ program model over all of them, the
+// rules' C++ checks, then the same configuration, suppressions (`// NOLINT(CODE)`,
+// `// NOLINTNEXTLINE(CODE)`), TL001 and fingerprints as Python files get. Adds to `res`.
+void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vector<bool>& target,
+                 const std::vector<FileInfo>& infos, const LintOptions& opts, ConfigSet& cs, LintResult& res) {
+  auto start = std::chrono::steady_clock::now();
+  std::vector<const SourceFile*> ptrs;
+  for (auto& f : files) ptrs.push_back(f.get());
+  cpp::Model model = cpp::Model::build(ptrs);
+  std::unordered_map<std::string, size_t> index_of;
+  for (size_t i = 0; i < files.size(); ++i) {
+    index_of[files[i]->path()] = i;
+    if (target[i]) {
+      ++res.files_analysed;
+      res.files[files[i]->path()] = infos[i];
+    } else {
+      ++res.context_files;
+    }
+  }
+  for (auto& tu : model.translation_units()) {
+    auto it = index_of.find(tu.path);
+    if (it == index_of.end() || !target[it->second] || tu.syntax_errors.empty()) continue;
+    std::string msg = "syntax error";
+    if (tu.syntax_errors.front().second != "syntax error") msg += " (" + tu.syntax_errors.front().second + ")";
+    if (tu.syntax_errors.size() > 1) msg += " and " + std::to_string(tu.syntax_errors.size() - 1) + " more";
+    msg += "; the rest of the file was analysed";
+    res.messages.push_back({FileMessage::Kind::Warning, tu.path, msg, tu.syntax_errors.front().first});
+  }
+  std::set<const Config*> configs;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i] || opts.report_context) configs.insert(infos[i].config);
+  std::vector<const RuleEntry*> rules;
+  bool any_tl001 = false;
+  for (auto& r : registry()) {
+    bool on = false;
+    for (auto* c : configs) on = on || rule_enabled_for(opts, c ? *c : cs.defaults(), "", r.code, r.slug);
+    if (!on) continue;
+    if (r.cpp) rules.push_back(&r);
+    if (r.code == "TL001") any_tl001 = true;
+  }
+  std::vector<Finding> raw;
+  for (auto& tu : model.translation_units()) {
+    auto it = index_of.find(tu.path);
+    if (it == index_of.end() || !(target[it->second] || opts.report_context)) continue;
+    for (auto* r : rules) {
+      cpp::RuleContext ctx(model, tu, *r, raw);
+      r->cpp(ctx);
+    }
+  }
+  std::unordered_map<std::string, std::vector<Finding>> by_path;
+  for (auto& f : raw) by_path[f.path].push_back(std::move(f));
+  std::vector<Finding> kept;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!(target[i] || opts.report_context)) continue;
+    const SourceFile& src = *files[i];
+    const FileInfo& fi = infos[i];
+    const Config& c = fi.config ? *fi.config : cs.defaults();
+    std::string rel = fi.project_path;
+    if (fi.config && !fi.config->dir.empty() && !fi.abs_path.empty()) {
+      fs::path r = fs::path(fi.abs_path).lexically_relative(fi.config->dir);
+      rel = r.empty() || r.native().rfind("..", 0) == 0 ? fs::path(fi.abs_path).filename().generic_string()
+                                                        : r.generic_string();
+    }
+    auto on = [&](const std::string& code) {
+      const RuleInfo* r = find_rule(code);
+      return r && rule_enabled_for(opts, c, rel, r->code, r->slug);
+    };
+    std::vector<Suppression> sups = parse_cpp_suppressions(src, canon_code);
+    std::vector<Finding> out;
+    for (auto& f : by_path[src.path()]) {
+      if (!on(f.code)) continue;
+      if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
+      if (apply_suppressions(sups, f)) continue;
+      out.push_back(std::move(f));
+    }
+    if (any_tl001 && on("TL001")) {
+      auto judged = [&](const std::string& code) {
+        const RuleEntry* r = find_rule(code);
+        return r && r->cpp && on(code);
+      };
+      for (auto& f : unused_suppressions(src, sups, judged)) {
+        if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
+        out.push_back(std::move(f));
+      }
+    }
+    // fingerprints: rule, project-relative path, scope, normalised statement, occurrence
+    sort_and_dedupe(out);
+    for (auto& f : out) {
+      const Range& r = f.statement.end > f.statement.begin ? f.statement : f.range;
+      std::string norm = normalize(src, {}, r.begin, r.end, f.code != "TL001");
+      const std::string& pp = fi.project_path.empty() ? f.path : fi.project_path;
+      f.fingerprint = fingerprint_key(f.code, pp, f.scope, norm);
+    }
+    assign_occurrences(out);
+    for (auto& f : out) kept.push_back(std::move(f));
+  }
+  for (auto& f : kept) res.findings.push_back(std::move(f));
+  sort_and_dedupe(res.findings);
+  for (auto& f : files) res.cpp_sources.push_back(std::shared_ptr<const SourceFile>(std::move(f)));
+  timing("C++ (fast path)", ms_since(start));
+}
+
+bool is_cpp_source(const std::string& path) {
+  return kind_by_extension(fs::path(path)) == FileKind::Cpp;
+}
+
+// Python files go to the Python model, C++ files to the C++ model; one result.
+LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
+                   const LintOptions& opts, std::shared_ptr<ConfigSet> cs) {
+  std::vector<std::unique_ptr<SourceFile>> py_files, cpp_files;
+  std::vector<bool> py_target, cpp_target;
+  std::vector<FileInfo> py_infos, cpp_infos;
+  for (size_t i = 0; i < files.size(); ++i) {
+    bool cpp = is_cpp_source(files[i]->path());
+    (cpp ? cpp_files : py_files).push_back(std::move(files[i]));
+    (cpp ? cpp_target : py_target).push_back(target[i]);
+    (cpp ? cpp_infos : py_infos).push_back(std::move(infos[i]));
+  }
+  LintResult res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
+  if (!cpp_files.empty()) analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, res);
+  return res;
+}
+
 }  // namespace
 
 LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const LintOptions& opts) {
@@ -681,18 +814,10 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     }
     FileKind k = kind_by_extension(p);
     if (k == FileKind::Other && fs::is_regular_file(st) && has_python_shebang(p)) k = FileKind::Python;
-    if (k == FileKind::Cpp) {
-      messages.push_back({FileMessage::Kind::Error, display(p),
-                          "cannot analyse C++ yet: this trainlint lints Python files and notebooks; the LibTorch C++ front "
-                          "end is not part of this version",
-                          std::nullopt});
-      io_error = true;
-      continue;
-    }
     if (k == FileKind::Other) {
       messages.push_back({FileMessage::Kind::Error, display(p),
-                          "cannot analyse: not a Python file (.py, .pyw), a notebook (.ipynb) or a script with a python "
-                          "shebang",
+                          "cannot analyse: not a Python file (.py, .pyw), a notebook (.ipynb), a script with a python "
+                          "shebang or a C++ file (.cpp, .cc, .cxx, .h, .hpp)",
                           std::nullopt});
       io_error = true;
       continue;
@@ -727,6 +852,8 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     return r;
   };
   size_t n_targets = entries.size();
+  bool any_cpp_target = false;
+  for (auto& e : entries) any_cpp_target = any_cpp_target || e.kind == FileKind::Cpp;
   if (opts.project_context) {
     std::set<fs::path> projects;
     for (size_t i = 0; i < n_targets; ++i) {
@@ -741,6 +868,7 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
       std::vector<Entry> ctx;
       std::vector<FileMessage> ignored;
       Walker quiet(*cs, opts, ignored);
+      quiet.cpp_ = any_cpp_target;
       quiet.walk(root, root, ctx, false);
       for (auto& c : ctx) {
         if (!seen.insert(c.abs.string()).second) continue;

@@ -70,6 +70,7 @@ struct LintResult {
   size_t baseline_stale = 0;          // baseline entries no current finding matches (fixed)
   size_t outside_diff = 0;            // findings hidden by --diff-base
   std::shared_ptr<py::ProgramModel> model;  // kept for callers that need sources (reporters)
+  std::vector<std::shared_ptr<const SourceFile>> cpp_sources;  // the C++ files analysed, likewise
   std::shared_ptr<ConfigSet> configs;
   std::map<std::string, FileInfo> files;   // by display path: the reported files
   const Config* root_config = nullptr;     // global settings (fail-on, baseline, run): see docs

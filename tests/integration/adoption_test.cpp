@@ -327,11 +327,13 @@ TEST(Paths, WhatCannotBeAnalysedGetsAClearMessage) {
   DetectionProject p;
   write_file(p.root() / "notes.txt", "gc.collect()\n");
   write_file(p.root() / "src/model.cpp", "#include <torch/torch.h>\n");
+  write_file(p.root() / "src/kernels.cu", "__global__ void k() {}\n");
   write_file(p.root() / "bin/launch", "#!/usr/bin/env python3\nimport gc\nfor b in loader:\n    opt.step()\n    gc.collect()\n");
-  auto r = run_cli("notes.txt src/model.cpp bin/launch", p.cwd());
+  auto r = run_cli("notes.txt src/model.cpp src/kernels.cu bin/launch", p.cwd());
   EXPECT_EQ(r.rc, 2);
   EXPECT_TRUE(contains(r.err, "notes.txt: error: cannot analyse: not a Python file")) << r.err;
-  EXPECT_TRUE(contains(r.err, "src/model.cpp: error: cannot analyse C++ yet")) << r.err;
+  EXPECT_TRUE(contains(r.err, "src/kernels.cu: error: cannot analyse: not a Python file")) << r.err;
+  EXPECT_FALSE(contains(r.err, "src/model.cpp")) << "C++ is analysed (the fast path)\n" << r.err;
   EXPECT_TRUE(contains(r.out, "bin/launch:5:5: warning:")) << "a python shebang makes a script Python\n" << r.out;
 }
 

@@ -23,11 +23,14 @@ struct Annotation {
   bool expect;
 };
 
+// `# expect:` in Python, `// expect:` in C++ (by the file's extension).
 std::vector<Annotation> parse_annotations(const std::string& path, const std::string& text) {
+  bool cpp = fs::path(path).extension() != ".py";
   std::vector<std::string> lines;
   std::stringstream ss(text);
   for (std::string l; std::getline(ss, l);) lines.push_back(l);
-  static const std::regex ann(R"(^\s*#\s*(expect|ok):\s*(.*)$)");
+  static const std::regex py_ann(R"(^\s*#\s*(expect|ok):\s*(.*)$)"), cpp_ann(R"(^\s*//\s*(expect|ok):\s*(.*)$)");
+  const std::regex& ann = cpp ? cpp_ann : py_ann;
   std::vector<Annotation> out;
   for (size_t i = 0; i < lines.size(); ++i) {
     std::smatch m;
@@ -48,18 +51,23 @@ struct FixtureCase {
   std::vector<fs::path> files;
 };
 
-std::vector<FixtureCase> discover() {
+bool fixture_source(const fs::path& p, bool cpp) {
+  std::string e = p.extension().string();
+  return cpp ? (e == ".cpp" || e == ".h" || e == ".hpp" || e == ".cc") : e == ".py";
+}
+
+std::vector<FixtureCase> discover(bool cpp) {
   std::vector<FixtureCase> out;
-  fs::path root = fs::path(source_dir()) / "tests/fixtures/python";
+  fs::path root = fs::path(source_dir()) / (cpp ? "tests/fixtures/cpp" : "tests/fixtures/python");
   for (auto& e : fs::directory_iterator(root)) {
     std::string name = e.path().filename().string();
     if (name.size() < 5 || name.rfind("TL", 0) != 0) continue;
     FixtureCase c{name, name.substr(0, 5), {}};
     if (e.is_directory()) {
       for (auto& f : fs::recursive_directory_iterator(e.path()))
-        if (f.path().extension() == ".py") c.files.push_back(f.path());
+        if (fixture_source(f.path(), cpp)) c.files.push_back(f.path());
       std::sort(c.files.begin(), c.files.end());
-    } else if (e.path().extension() == ".py") {
+    } else if (fixture_source(e.path(), cpp)) {
       c.files.push_back(e.path());
     } else {
       continue;
@@ -114,15 +122,25 @@ TEST_P(Fixture, FindsExactlyTheAnnotatedCases) {
   for (auto& m : r.messages) ADD_FAILURE() << "fixture has a file problem: " << m.path << ": " << m.message;
 }
 
-INSTANTIATE_TEST_SUITE_P(Python, Fixture, ::testing::ValuesIn(discover()),
-                         [](const ::testing::TestParamInfo<FixtureCase>& info) {
-                           std::string n = info.param.name;
-                           for (char& c : n)
-                             if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
-                           return n;
-                         });
+std::string case_name(const ::testing::TestParamInfo<FixtureCase>& info) {
+  std::string n = info.param.name;
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(Python, Fixture, ::testing::ValuesIn(discover(false)), case_name);
+// tests/fixtures/cpp: the same runner, through the C++ fast path (one run per file or folder).
+INSTANTIATE_TEST_SUITE_P(Cpp, Fixture, ::testing::ValuesIn(discover(true)), case_name);
 
 // The annotation parser itself: stacked annotations point at the next code line.
+TEST(FixtureRunner, ParsesCppAnnotations) {
+  auto a = parse_annotations("x.cpp", "// expect: TL103\ntorch::save(model, p);\n# expect: TL101\n");
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].line, 2u);
+  EXPECT_EQ(a[0].code, "TL103");
+}
+
 TEST(FixtureRunner, ParsesStackedAnnotations) {
   auto a = parse_annotations("x.py", "import gc\n# expect: TL101\n# ok: TL103\ngc.collect()\n");
   ASSERT_EQ(a.size(), 2u);
