@@ -25,6 +25,8 @@ if [ "${1:-}" = "--runtime-tests" ]; then
   packages+=(pre-commit)
   # tests/lsp/nvim: Neovim's built-in LSP client, headless, drives `trainlint lsp`
   packages+=(neovim)
+  # tests/runtime/html_report_test.cpp opens `trainlint run --html`'s page in headless Chromium
+  packages+=(chromium)
 fi
 
 missing=()
