@@ -70,6 +70,16 @@ std::string use_instead(std::string_view code) {
   return block;
 }
 
+// Why the GPU was not measured, in a few words (the whole reason is in the JSON report).
+std::string gpu_absent(const RunSummary& run) {
+  if (run.gpu_state == "no-driver") return "no NVIDIA driver";
+  if (run.gpu_state == "no-gpu") return "no NVIDIA GPU";
+  if (run.gpu_state == "host-only") return "the GPU shim (libtrainlint_shim.so) is not installed";
+  if (run.gpu_state == "busy") return "torch.profiler took CUPTI";
+  if (run.gpu_state == "unavailable") return "CUPTI is not available";
+  return run.gpu_state.empty() ? std::string("no GPU status was recorded") : run.gpu_state;
+}
+
 struct Segment {
   std::string label;
   double ms = 0;
@@ -156,11 +166,11 @@ h1{font-size:22px;margin:0 0 4px}h2{font-size:17px;margin:28px 0 8px;border-bott
 .card b{display:block;font-size:20px}.card span{color:#666;font-size:12px}
 .chart{max-width:100%;height:auto;display:block}.grid{stroke:#e4e4e4}.tick,.axis{font-size:11px;fill:#666}
 rect.step{fill:#30638e}rect.step.warmup{fill:#edae49}.median{stroke:#d1495b;stroke-dasharray:5 4}
-.median-label{font-size:11px;fill:#d1495b}.clip{font-size:11px;fill:#a0700c}.seg-label{font-size:12px;fill:#fff;font-weight:600}
+.median-label{font-size:11px;fill:#d1495b;paint-order:stroke;stroke:#fff;stroke-width:4px}.clip{font-size:11px;fill:#a0700c}.seg-label{font-size:12px;fill:#fff;font-weight:600}
 .legend{list-style:none;padding:0;margin:6px 0;columns:2}.legend li{margin:2px 0}
 .swatch{display:inline-block;width:11px;height:11px;margin-right:6px;vertical-align:-1px;border-radius:2px}
 .key{font-size:12px;color:#555}.key i{display:inline-block;width:11px;height:11px;margin:0 4px 0 10px;vertical-align:-1px}
-table{border-collapse:collapse;width:100%}th,td{text-align:left;vertical-align:top;padding:6px 8px;border-bottom:1px solid #eee}
+table{border-collapse:collapse;width:100%;table-layout:fixed}col.c-code{width:150px}col.c-n{width:72px}col.c-v{width:120px}th,td{text-align:left;vertical-align:top;padding:6px 8px;border-bottom:1px solid #eee}
 th{background:#fafafa;font-weight:600}td.n{text-align:right;white-space:nowrap}
 .v{font-weight:600;white-space:nowrap}.v-confirmed{color:#b3261e}.v-negligible{color:#2e7d32}.v-not-reached,.v-not-measurable{color:#777}
 pre{background:#f6f8fa;border:1px solid #e5e5e5;border-radius:4px;padding:6px 8px;margin:6px 0;overflow-x:auto;font-size:12.5px}
@@ -239,7 +249,7 @@ std::string run_html(const RunContext& ctx) {
         << " host-to-device from pageable memory), " << run.memsets << " memsets on " << run.gpu_devices
         << (run.gpu_devices == 1 ? " device" : " devices");
   else
-    out << "not measured \u2014 " << html_escape(run.gpu_reason.empty() ? run.gpu_state : run.gpu_reason);
+    out << "not measured \u2014 " << html_escape(gpu_absent(run));
   out << "</p>\n";
 
   // ---- timeline ---------------------------------------------------------------------------------
@@ -297,7 +307,8 @@ std::string run_html(const RunContext& ctx) {
   if (rows.empty() && m.runtime_findings.empty()) out << "<p class=\"muted\">no finding in the program</p>\n";
   SourceLines sources;
   if (!rows.empty()) {
-    out << "<table id=\"findings\">\n<thead><tr><th>code</th><th>site and fix</th><th>calls</th><th>ms/step</th>"
+    out << "<table id=\"findings\">\n<colgroup><col class=\"c-code\"><col><col class=\"c-n\"><col class=\"c-n\"><col class=\"c-n\">"
+        << (run.gpu_ok ? "<col class=\"c-n\">" : "") << "<col class=\"c-v\"></colgroup>\n<thead><tr><th>code</th><th>site and fix</th><th>calls</th><th>ms/step</th>"
         << "<th>% step</th>" << (run.gpu_ok ? "<th>GPU idle ms</th>" : "") << "<th>verdict</th></tr></thead>\n<tbody>\n";
     for (size_t i : rows) {
       const Finding& f = findings[i];

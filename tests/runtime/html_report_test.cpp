@@ -120,7 +120,7 @@ TEST(RuntimeHtml, TheReportRendersInHeadlessChromium) {
   // the stacked bar: gc.collect (confirmed) and the rest of the step at least, with a legend
   ASSERT_NE(dom.find("<svg id=\"breakdown\""), std::string::npos);
   EXPECT_GE(count(dom, "<rect class=\"seg\""), 2u);
-  EXPECT_NE(dom.find("TL101 " + (d.path / "train.py").string() + ":18"), std::string::npos);
+  EXPECT_NE(dom.find("TL101 train.py:18"), std::string::npos);
   EXPECT_NE(dom.find("the rest of the step"), std::string::npos);
   // the findings: one row each, the flagged source line, the fix, the estimate
   EXPECT_EQ(count(dom, "<tr class=\"finding\""), doc["findings"].size() - [&] {
@@ -131,7 +131,11 @@ TEST(RuntimeHtml, TheReportRendersInHeadlessChromium) {
   EXPECT_NE(dom.find("<span class=\"hit\"><span class=\"ln\">   18  </span>        gc.collect()"), std::string::npos);
   EXPECT_NE(dom.find("Use instead:"), std::string::npos);
   EXPECT_NE(dom.find("estimated step if the"), std::string::npos);
-  EXPECT_NE(dom.find("GPU: not measured"), std::string::npos);
+  if (!doc["run"]["gpu"]["measured"].get<bool>()) {  // one short line, not the CUPTI error
+    size_t at = dom.find("GPU: not measured \u2014 ");
+    ASSERT_NE(at, std::string::npos);
+    EXPECT_LT(dom.find("</p>", at) - at, 90u) << dom.substr(at, 300);
+  }
 
   // the screenshot, for a person to look at
   ASSERT_EQ(shell("'" + browser + "'" + flags + " --hide-scrollbars --window-size=1100,1500 --screenshot='" +
