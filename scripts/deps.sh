@@ -30,6 +30,8 @@ if [ "${1:-}" = "--runtime-tests" ]; then
   # tests/cpp (label libtorch): examples/cpp are built against LibTorch's headers and libraries,
   # and every C++ fixture and example is parsed with clang++-14 against the same headers
   packages+=(libtorch-dev clang-14)
+  # tests/runtime/html_report_test.cpp opens `trainlint run --html`'s page in headless Chromium
+  packages+=(chromium)
 fi
 
 missing=()

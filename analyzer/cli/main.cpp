@@ -16,6 +16,7 @@
 #include "analyzer/engine/engine.h"
 #include "analyzer/lsp/server.h"
 #include "analyzer/report/report.h"
+#include "analyzer/runtime/merge.h"
 #include "analyzer/runtime/run.h"
 #include "rules/registry.h"
 
@@ -215,6 +216,9 @@ int main(int argc, char** argv) {
   run->add_option("--output", ropts.output, "Write the report to this file instead of stderr");
   run->add_option("--format", ropts.format, "Report format")->check(CLI::IsMember({"text", "json"}));
   run->add_option("--trace", ropts.trace, "Also write a Chrome-trace/Perfetto JSON file of the run");
+  run->add_option("--html", ropts.html,
+                  "Also write one self-contained HTML page of the run: step-time timeline, where the step goes, "
+                  "the findings with their source and fix");
   run->add_option("--max-steps", ropts.max_steps, "End the program cleanly after N optimizer steps (0: no limit)")
       ->check(CLI::NonNegativeNumber);
   double run_threshold = -1;
@@ -230,6 +234,14 @@ int main(int argc, char** argv) {
   run->add_flag("--isolated", ropts.lint.isolated, "Ignore every configuration file");
   run->add_option("command", ropts.command, "The program and its arguments, after `--`");
   run->prefix_command();
+  auto* merge = app.add_subcommand(
+      "merge",
+      "Combine the `trainlint run --format json` reports of the nodes of one multi-node job into one report: "
+      "per-rank figures, the slowest rank, stragglers (`trainlint merge node-*.json`)");
+  tl::runtime::MergeOptions mopts;
+  merge->add_option("reports", mopts.files, "The nodes' JSON reports")->required()->check(CLI::ExistingFile);
+  merge->add_option("--format", mopts.format, "Report format")->check(CLI::IsMember({"text", "json"}));
+  merge->add_option("--output", mopts.output, "Write the report to this file instead of stdout");
   auto* lsp = app.add_subcommand(
       "lsp", "Serve the Language Server Protocol 3.17 on standard input and output, for editors (docs/lsp.md)");
   bool lsp_stdio = false;
@@ -260,6 +272,7 @@ int main(int argc, char** argv) {
   if (*rules) return cmd_rules(all_rules);
   if (*explain) return cmd_explain(code);
   if (*lsp) return tl::lsp::serve_stdio();
+  if (*merge) return tl::runtime::merge_command(mopts);
   if (*run) {
     for (auto& r : run->remaining()) ropts.command.push_back(r);
     if (have_dashes) {

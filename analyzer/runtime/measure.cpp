@@ -494,6 +494,24 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
     compute_waits(g);
     compute_gpu(g, opts);
   }
+  for (auto& g : groups)
+    for (auto& s : run.processes) {
+      if (s.pid != g.root->pid) continue;
+      int64_t prev = g.root->any_time() ? g.root->first_ns : (g.steps.empty() ? 0 : g.steps.front().end);
+      s.step_ms.clear();
+      for (auto& st : g.steps) {
+        s.step_ms.push_back(ms(st.end - std::min(prev, st.end)));
+        prev = st.end;
+      }
+      if (g.have_window) s.mean_step_ms = g.mean_step_ms;
+      if (g.step_ivs.size() >= 2) {
+        std::vector<double> d;
+        for (auto& iv : g.step_ivs) d.push_back(ms(iv.length()));
+        s.median_step_ms = quantile(d, 0.5);
+      }
+      s.data_wait_ms = g.wait_window_ms;
+      break;
+    }
   const Group& pg = groups[primary];
 
   // ---- per finding --------------------------------------------------------------------------

@@ -99,6 +99,13 @@ struct ProcessSummary {
   std::string note;    // "no end record (killed or crashed)", "os._exit", "signal"...
   size_t bad_lines = 0;
   bool truncated_tail = false;
+  // A training process (every non-worker one): each step's duration in order, step 1 (the
+  // warm-up) from the process's first record; the mean and median of its counted steps (the same
+  // window definition as the run's) and its data wait inside them. For the HTML timeline and
+  // `trainlint merge`'s per-rank figures.
+  std::vector<double> step_ms;
+  std::optional<double> mean_step_ms, median_step_ms;
+  double data_wait_ms = 0;
 };
 
 struct RuntimeFinding {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "analyzer/runtime/boot_files.h"
+#include "analyzer/runtime/html_report.h"
 #include "analyzer/runtime/launcher.h"
 #include "analyzer/runtime/measure.h"
 #include "analyzer/runtime/plan.h"
@@ -248,6 +249,8 @@ int run_command(const RunOptions& opts) {
     if (!write_text_file(opts.trace, trace_json(procs, plan.sites).dump(-1, ' ', false, kReplace) + "\n", &err))
       std::cerr << "trainlint: error: " << err << "\n";
   }
+  if (!opts.html.empty() && !write_text_file(opts.html, run_html(ctx), &err))
+    std::cerr << "trainlint: error: " << err << "\n";
   g_term_signal = lr.term_signal;
   return lr.exit_code;
 }

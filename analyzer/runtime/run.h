@@ -14,6 +14,7 @@ struct RunOptions {
   std::string output;                // report file; empty: stderr
   std::string format = "text";       // text / json
   std::string trace;                 // Chrome trace file; empty: none
+  std::string html;                  // self-contained HTML page of the run; empty: none
   int64_t max_steps = 0;
   double threshold_pct = 1.0;
   bool threshold_from_cli = false;   // else the configuration's [run] threshold, if any

@@ -346,7 +346,11 @@ nlohmann::json run_json(const RunContext& ctx) {
                      {"clean", p.clean},
                      {"note", p.note},
                      {"unreadable_lines", p.bad_lines},
-                     {"truncated", p.truncated_tail}});
+                     {"truncated", p.truncated_tail},
+                     {"step_ms", p.step_ms},
+                     {"mean_step_ms", opt(p.mean_step_ms)},
+                     {"median_step_ms", opt(p.median_step_ms)},
+                     {"data_wait_ms", p.data_wait_ms}});
   size_t confirmed = 0;
   for (auto& r : m.findings) confirmed += r.verdict == "confirmed";
   doc["run"] = {
