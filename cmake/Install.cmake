@@ -4,7 +4,7 @@
 #
 #   bin/trainlint
 #   lib/trainlint/libtrainlint_shim.so                     (${CMAKE_INSTALL_LIBDIR}/trainlint)
-#   share/trainlint/trainlint_boot/{__init__,sitecustomize}.py
+#   share/trainlint/trainlint_boot/{__init__,sitecustomize,tlboot_*}.py
 #   share/doc/trainlint/{README.md,docs/,rules/}
 #
 # The installed binary finds the shim and the bootstrap relative to its own folder: the paths

@@ -93,8 +93,11 @@ files_below() { (cd "$1" && find . -type f -o -type l | sed 's|^\./||' | sort); 
 
 check_file_list() {
   local list=$1 libdir=$2 what=$3
-  for f in bin/trainlint "$libdir/trainlint/libtrainlint_shim.so" \
-    share/trainlint/trainlint_boot/__init__.py share/trainlint/trainlint_boot/sitecustomize.py \
+  # every module of the bootstrap package (it is split by concern: a missing one breaks `import`)
+  local boot_modules
+  boot_modules=$(cd "$src/shim/python/trainlint_boot" && ls -- *.py | sed 's|^|share/trainlint/trainlint_boot/|')
+  [ "$(wc -l <<<"$boot_modules")" -ge 3 ] || fail "$what: the source tree's bootstrap has only: $boot_modules"
+  for f in bin/trainlint "$libdir/trainlint/libtrainlint_shim.so" $boot_modules \
     share/doc/trainlint/README.md share/doc/trainlint/docs/json-output.md \
     share/doc/trainlint/rules/TL101-gc-collect-per-step.md; do
     grep -qx "$f" <<<"$list" || fail "$what: $f is not installed"

@@ -1,0 +1,218 @@
+"""The records writer: this process's rec-<pid>.jsonl (docs/runtime-protocol.md), its `proc` line
+first and its `end` line last, buffered and written in whole lines with O_APPEND (the shim appends
+its `gpu` lines to the same file)."""
+import os
+import sys
+
+from .tlboot_state import _S, _mono
+
+
+def _json_str(s):
+    """A JSON string literal (ASCII-only, so the line is valid UTF-8 whatever the path holds)."""
+    import json
+
+    return json.dumps(s)
+
+
+def _open_records():
+    if _S.fd >= 0 or not _S.records_dir:
+        return _S.fd >= 0
+    try:
+        _S.path = os.path.join(_S.records_dir, "rec-%d.jsonl" % _S.pid)
+        _S.fd = os.open(_S.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    except OSError:
+        _S.fd = -1
+        _S.records_dir = None  # cannot record: stay silent
+        return False
+    return True
+
+
+def _flush():
+    lines = _S.buf
+    if not lines:
+        return
+    _S.buf = []  # swap first: a record added meanwhile (another thread, a GC callback) is kept
+    fd = _S.fd
+    if fd < 0:
+        return
+    data = "".join(lines).encode("utf-8", "surrogateescape")
+    try:
+        while data:
+            n = os.write(fd, data)
+            data = data[n:]
+    except OSError:
+        _S.fd = -1
+        _S.records_dir = None
+    _S.last_flush = _mono()
+
+
+def _write_proc():
+    if _S.proc_written:
+        return
+    if not _open_records():
+        return
+    _S.proc_written = True
+    if _S.is_child and not _S.worker_flag:
+        # A forked child that has not told us yet: ask torch whether this is a DataLoader worker.
+        tud = sys.modules.get("torch.utils.data")
+        try:
+            info = tud.get_worker_info() if tud is not None else None
+            if info is not None:
+                _S.worker_flag = True
+                _S.worker_id = info.id
+        except Exception:
+            pass
+    import json
+
+    from .tlboot_roles import _rank, _role  # here, not at the top: roles writes records itself
+
+    argv = getattr(sys, "argv", None) or [""]
+    rec = {
+        "t": "proc",
+        "pid": _S.pid,
+        "ppid": os.getppid(),
+        "role": _role(),
+        "rank": _rank(),
+        "argv0": argv[0],
+        "python": "%d.%d.%d" % sys.version_info[:3],
+        "executable": sys.executable,
+        "origin": _S.origin,
+    }
+    try:
+        rec["cpus"] = len(os.sched_getaffinity(0))  # the cores this process may run on
+    except Exception:
+        pass
+    if _S.worker_id is not None:
+        rec["worker_id"] = _S.worker_id
+    _S.buf.insert(0, json.dumps(rec, separators=(",", ":")) + "\n")
+
+
+def _emit(line, urgent=False):
+    if _S.ended or _S.records_dir is None:
+        return
+    if not _S.proc_written:
+        _write_proc()
+    _S.buf.append(line)
+    if urgent or _S.immediate or len(_S.buf) >= 256:
+        _flush()
+    elif _mono() - _S.last_flush >= 200000000:
+        _flush()
+
+
+def _emit_site(ids, t0, t1):
+    try:
+        for i in ids:
+            _emit('{"t":"site","id":%d,"start":%d,"end":%d}\n' % (i, t0, t1))
+    except Exception:
+        pass
+
+
+def _emit_loader(kind, t0, t1, ids):
+    """A DataLoader `wait` (next batch) or `iter` (worker start-up) record, tagged with the
+    plan id of the DataLoader's site when the loader was built at one."""
+    try:
+        if ids:
+            _emit('{"t":"%s","start":%d,"end":%d,"id":%d}\n' % (kind, t0, t1, ids[0]))
+        else:
+            _emit('{"t":"%s","start":%d,"end":%d}\n' % (kind, t0, t1))
+    except Exception:
+        pass
+
+
+def _emit_istop(ids, t0, t1):
+    """An `istop` record: a tagged iterator shutting its workers down."""
+    try:
+        if ids and not _S.worker_flag:
+            _emit('{"t":"istop","start":%d,"end":%d,"id":%d}\n' % (t0, t1, ids[0]))
+    except Exception:
+        pass
+
+
+def _emit_wait(t0, t1, ids):
+    _emit_loader("wait", t0, t1, ids)
+
+
+def _emit_iter(t0, t1, ids, loader=None):
+    """`iter` also says how many workers the loader starts (`workers`), so that the report names
+    the right cause of a data wait."""
+    try:
+        nw = int(getattr(loader, "num_workers", -1))
+        if ids:
+            _emit('{"t":"iter","start":%d,"end":%d,"id":%d,"workers":%d}\n' % (t0, t1, ids[0], nw))
+        else:
+            _emit('{"t":"iter","start":%d,"end":%d,"workers":%d}\n' % (t0, t1, nw))
+    except Exception:
+        pass
+
+
+def _note(text):
+    try:
+        _emit('{"t":"note","source":"bootstrap","text":%s}\n' % _json_str(str(text)), urgent=True)
+    except Exception:
+        pass
+
+
+def _gpu_status(state, reason):
+    try:
+        _emit('{"t":"gpu_status","state":%s,"reason":%s}\n' % (_json_str(state), _json_str(reason)), urgent=True)
+    except Exception:
+        pass
+
+
+def _torch_missing():
+    """True when this interpreter cannot import torch (the report says so once)."""
+    if "torch" in sys.modules:
+        return False
+    try:
+        import importlib.util
+
+        return importlib.util.find_spec("torch") is None
+    except Exception:
+        return False
+
+
+def _end(reason, exception=None):
+    """Writes the `end` line once, after the shim's last GPU records; then records stop."""
+    if _S.ended:
+        return
+    try:
+        if _S.shim is not None and _S.pid == os.getpid():
+            try:
+                _flush()  # host records first, then the shim's last GPU records
+                _S.shim.tl_shim_stop()
+                status = (_S.shim.tl_shim_status() or b"").decode("utf-8", "replace")
+                if status != _S.shim_status and not _S.cupti_released:
+                    # e.g. no-gpu at start, yet activity records came: the last gpu_status wins
+                    state, why = _split_status(status, 0)
+                    _gpu_status(state, why)
+            except Exception:
+                pass
+            _S.shim = None
+        if reason == "exit" and _S.signal_seen:
+            reason = "signal"
+        if _S.records_dir is not None:
+            extra = ',"exception":%s' % _json_str(exception) if exception else ""
+            if not _S.worker_flag and _torch_missing():
+                extra += ',"torch":false'
+            try:
+                t = os.times()
+                extra += ',"cpu_ms":%d' % int(1000 * (t.user + t.system))  # the cores this process kept busy
+            except Exception:
+                pass
+            _emit('{"t":"end","reason":"%s","steps":%d%s}\n' % (reason, _S.steps, extra), urgent=True)
+    except Exception:
+        pass
+    _S.ended = True
+
+
+def _split_status(status, rc):
+    """tl_shim_status()'s "ok" / "<state>: <reason>" as (state, reason)."""
+    if status == "ok":
+        state, reason = "ok", ""
+    elif ": " in status:
+        state, reason = status.split(": ", 1)
+    else:
+        state, reason = "unavailable", status or "the shim gave no status"
+    if rc != 0 and state == "ok":
+        state, reason = "unavailable", "tl_shim_start returned %d" % rc
+    return state, reason
