@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what trainlint needs to build and package (dpkg-dev: `cpack -G DEB` computes Depends
 # with dpkg-shlibdeps), and with --runtime-tests what the tests need (the runtime tests on
-# Debian's real PyTorch, the SARIF schema check, pre-commit for the hook test), from Debian
+# Debian's real PyTorch, the SARIF schema check, pre-commit for the hook test, LibTorch and
+# clang-14 for the C++ examples and fixtures), from Debian
 # packages, only when missing. The tree-sitter grammar itself is fetched by CMake (npm ci in
 # grammars/), pinned by the lock.
 set -euo pipefail
@@ -13,6 +14,7 @@ packages=(
   hyperfine
   dpkg-dev
   git patch  # --diff-base runs git; the fix tests apply --diff output with `git apply` and `patch`
+  libclang-14-dev libclang-cpp14-dev  # the typed C++ path (Clang libTooling, Debian's shared libraries)
 )
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 if [ "${1:-}" = "--runtime-tests" ]; then
@@ -25,6 +27,9 @@ if [ "${1:-}" = "--runtime-tests" ]; then
   packages+=(pre-commit)
   # tests/lsp/nvim: Neovim's built-in LSP client, headless, drives `trainlint lsp`
   packages+=(neovim)
+  # tests/cpp (label libtorch): examples/cpp are built against LibTorch's headers and libraries,
+  # and every C++ fixture and example is parsed with clang++-14 against the same headers
+  packages+=(libtorch-dev clang-14)
 fi
 
 missing=()
