@@ -141,6 +141,7 @@ bool known(std::string_view q) {
   return type_kind(q) != TypeKind::Unknown || free_result(q).kind != TypeKind::Unknown || is_device_constant(q) ||
          in_ns(q, "", {"save", "load", "manual_seed", "NoGradGuard"}) ||
          in_ns(q, "nn::parallel::", {"data_parallel"}) || in_ns(q, "cuda::", {"synchronize", "is_available", "device_count"}) ||
+         in_ns(q, "cuda::CUDACachingAllocator::", {"emptyCache"}) ||
          in_ns(q, "nn::", kConvolutions) || in_ns(q, "data::", {"make_data_loader", "DataLoaderOptions"});
 }
 

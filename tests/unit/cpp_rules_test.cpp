@@ -110,6 +110,24 @@ TEST(CppRules, TL102EmptyCacheEveryStep) {
   EXPECT_EQ(run1("TL102", cpp::check_empty_cache_per_step,
                  cuda_program("", "    c10::cuda::CUDACachingAllocator::emptyCache();\n")),
             V{});
+  // a using-directive in a block of the step loop
+  EXPECT_EQ(run1("TL102", cpp::check_empty_cache_per_step,
+                 cuda_program("      {\n        using namespace c10::cuda;\n        CUDACachingAllocator::emptyCache();\n      }\n")),
+            V{"train.cpp:37"});
+}
+
+TEST(CppRules, TL102InAHelperGuardedByConfiguration) {
+  // the helper's guard reads only its configuration parameter: it runs every step; the same
+  // guard on the step counter does not
+  std::string prog = cuda_program("      after_step(low_memory, step);\n");
+  prog.replace(prog.find("int main() {"), 12, R"(void after_step(bool low_memory, size_t step) {
+  if (low_memory) c10::cuda::CUDACachingAllocator::emptyCache();
+  if (step > 100) c10::cuda::CUDACachingAllocator::emptyCache();
+}
+
+int main() {
+  bool low_memory = std::getenv("LOW_MEMORY") != nullptr;)");
+  EXPECT_EQ(run1("TL102", cpp::check_empty_cache_per_step, prog), V{"train.cpp:19"});
 }
 
 TEST(CppRules, TL105HostSyncsOnCuda) {
@@ -126,6 +144,14 @@ TEST(CppRules, TL105HostSyncsOnCuda) {
   EXPECT_EQ(run1("TL105", cpp::check_host_sync_per_step,
                  cuda_program("      std::cout << loss.item<float>() << output.cpu() << std::endl;\n")),
             V{"train.cpp:35"});
+  // any operator<< of a tensor: a string stream, a logger; not a stream of host values
+  std::string more = R"(      std::ostringstream line;
+      line << "loss " << loss;
+      LOG(INFO) << "output " << output;
+      std::ostringstream quiet;
+      quiet << "step " << step;
+)";
+  EXPECT_EQ(run1("TL105", cpp::check_host_sync_per_step, cuda_program(more)), (V{"train.cpp:36", "train.cpp:37"}));
 }
 
 TEST(CppRules, TL105TL305TL501NotInCpuOnlyProgram) {
@@ -183,6 +209,21 @@ torch::Tensor run(std::shared_ptr<torch::nn::Module> net, torch::Tensor x) {
 }
 )"),
             V{"train.cpp:4"});
+  // through a using-declaration in a block; a project function of the same name is not it
+  EXPECT_EQ(run1("TL301", cpp::check_data_parallel, R"(#include <torch/torch.h>
+#include <torch/nn/parallel/data_parallel.h>
+namespace sharding {
+torch::Tensor data_parallel(std::shared_ptr<torch::nn::Module> net, torch::Tensor x) { return x; }
+}
+torch::Tensor run(std::shared_ptr<torch::nn::Module> net, torch::Tensor x) {
+  {
+    using torch::nn::parallel::data_parallel;
+    auto y = data_parallel(net, x);
+  }
+  return sharding::data_parallel(net, x);
+}
+)"),
+            V{"train.cpp:9"});
 }
 
 TEST(CppRules, TL304EvalWithoutNoGradGuard) {
