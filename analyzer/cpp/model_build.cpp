@@ -1038,8 +1038,12 @@ struct Builder {
         walk(cx, r);
         walk(cx, l);
         mark_changed(cx, l);
-        if (t.is(l, K::Identifier) && r != kNone) {
-          int32_t v = m.lookup(cx.tu, cx.fn, t.text(l), t[l].start);
+        // `x = ...` and `options.device = ...` (a member of a local or global struct): the value is
+        // one more the variable may hold (device facts read it)
+        NodeId base = l;
+        while (t.is(base, K::FieldExpression) && !t.is(t.field(base, F::Argument), K::This)) base = t.field(base, F::Argument);
+        if (t.is(base, K::Identifier) && r != kNone) {
+          int32_t v = m.lookup(cx.tu, cx.fn, t.text(base), t[base].start);
           if (v >= 0) {
             auto& var = m.variables_[v];
             if (!var.init.empty()) var.init += " ; ";
@@ -1107,6 +1111,24 @@ struct Builder {
     }
   }
 
+  // Default member initializers (`torch::nn::Sequential layer1{torch::nn::Conv2d(...), ...};`):
+  // the constructions in them run when the class is built; they sit at namespace scope.
+  void walk_member_initializers() {
+    for (auto [tu, body] : class_nodes) {
+      const Tree& t = trees[tu];
+      t.for_each_child(body, [&](NodeId fdcl) {
+        if (!t.is(fdcl, K::FieldDeclaration)) return;
+        NodeId dv = t.field(fdcl, F::DefaultValue);
+        if (dv == kNone) return;
+        Ctx cx;
+        cx.tu = tu;
+        cx.block_end = t[body].end;
+        set_stmt(cx, fdcl, t[fdcl].end);
+        walk(cx, dv);
+      });
+    }
+  }
+
   // ---------------------------------------------------------------- phase 3: links and facts
   void resolve_targets() {
     for (auto& c : m.calls_) {
@@ -1153,14 +1175,32 @@ struct Builder {
     for (auto& id : identifiers(text)) {
       int32_t v = m.lookup(tu, fn, id, offset);
       if (v >= 0 && m.variables_[v].may_cuda) return true;
+      if (v < 0 && !fn_may_cuda.empty()) {  // `Set_Device(vm)`: an analysed function that may return one
+        auto [b, e] = fn_by_name.equal_range(id);
+        for (auto it = b; it != e; ++it)
+          if (fn_may_cuda[it->second]) return true;
+      }
     }
     return false;
   }
+  // functions returning a torch::Device that may be CUDA
+  std::vector<char> fn_may_cuda;
 
   void device_facts() {
-    // variables whose value may be a CUDA device, then parameters bound to such values, to a fixpoint
+    // variables whose value may be a CUDA device, then parameters bound to such values, and
+    // functions returning a device built from such values, to a fixpoint
+    fn_may_cuda.assign(m.functions_.size(), 0);
     for (int round = 0; round < 4; ++round) {
       bool changed = false;
+      for (auto& f : m.functions_) {
+        if (fn_may_cuda[f.id] || f.return_type.kind != TypeKind::Device) continue;
+        bool cuda = mentions_cuda(f.tu, -1, m.tus_[f.tu].src->slice(f.range.begin, f.range.end), 0, /*depth=*/4);
+        for (uint32_t v : m.locals(static_cast<int32_t>(f.id))) cuda = cuda || m.variables_[v].may_cuda;
+        if (cuda) {
+          fn_may_cuda[f.id] = 1;
+          changed = true;
+        }
+      }
       for (auto& v : m.variables_) {
         if (v.may_cuda || v.init.empty()) continue;
         if (mentions_cuda(v.tu, v.function, v.init, v.decl.end)) {
@@ -1340,9 +1380,14 @@ struct Builder {
         }
       }
       p.members.push_back(f.tu);
-      for (uint32_t g : p.functions)
-        if (std::find(p.members.begin(), p.members.end(), m.functions_[g].tu) == p.members.end())
-          p.members.push_back(m.functions_[g].tu);
+      auto add_member = [&](uint32_t tu) {
+        if (std::find(p.members.begin(), p.members.end(), tu) == p.members.end()) p.members.push_back(tu);
+      };
+      for (uint32_t g : p.functions) {
+        add_member(m.functions_[g].tu);
+        // the header that defines the class of a reachable method (its member initializers)
+        if (fn_class[g] >= 0) add_member(m.classes_[fn_class[g]].tu);
+      }
       p.has_optimizer_step = fn_opt[f.id];
       std::vector<uint32_t> sorted = p.functions;
       std::sort(sorted.begin(), sorted.end());
@@ -1606,6 +1651,7 @@ Model Model::build(const std::vector<const SourceFile*>& files) {
   b.finish_classes();
   for (uint32_t i = 0; i < files.size(); ++i)
     if (b.trees[i].root() != kNone) b.walk_namespace_scope(i, b.trees[i].root());
+  b.walk_member_initializers();
   for (uint32_t f = 0; f < m.functions_.size(); ++f) b.walk_function(f);
   for (auto [tu, off] : b.truncated_tus)
     m.tus_[tu].syntax_errors.emplace_back(files[tu]->line_col(off), "nested more than 1500 levels deep: not analysed further");

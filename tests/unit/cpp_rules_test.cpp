@@ -177,9 +177,10 @@ TEST(CppRules, TL107SetupInStep) {
 }
 
 TEST(CppRules, TL201WorkersMissingOrZero) {
+  // a project dataset that decodes image files in get()
   const char* head = R"(#include <torch/torch.h>
 int main() {
-  auto ds = torch::data::datasets::MNIST("./data").map(torch::data::transforms::Stack<>());
+  auto ds = JpegFolder("./images").map(torch::data::transforms::Stack<>());
 )";
   EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers,
                  std::string(head) + "  auto a = torch::data::make_data_loader<torch::data::samplers::SequentialSampler>(std::move(ds), 64);\n}\n"),
@@ -194,6 +195,16 @@ int main() {
   EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers,
                  std::string(head) + "  auto opts = torch::data::DataLoaderOptions().batch_size(64).workers(4);\n"
                                      "  auto d = torch::data::make_data_loader(std::move(ds), opts);\n}\n"),
+            V{});
+  // a batch size held in a config struct is not a DataLoaderOptions with workers
+  EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers,
+                 std::string(head) + "  auto e = torch::data::make_data_loader(std::move(ds), cfg.train_batch_size);\n}\n"),
+            V{"train.cpp:4"});
+  // LibTorch's MNIST holds every sample in two tensors: workers add nothing (catalog: in memory)
+  EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers,
+                 "#include <torch/torch.h>\nint main() {\n"
+                 "  auto mnist = torch::data::datasets::MNIST(\"./data\").map(torch::data::transforms::Stack<>());\n"
+                 "  auto f = torch::data::make_data_loader(std::move(mnist), 64);\n}\n"),
             V{});
   EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers,
                  "#include <torch/torch.h>\nauto make(torch::data::DataLoaderOptions opts) {\n"
