@@ -2,12 +2,15 @@
 // LibTorch snippets: the lines they flag and, as much, the cases they must leave alone.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "rules/cpp/rule_context.h"
 #include "rules/cpp/rules.h"
 #include "rules/registry.h"
+#include "support/cpp_generated_source.h"
 #include "support/cpp_model_support.h"
 
 using namespace tl;
@@ -293,6 +296,44 @@ TEST(CppRules, TL501ConvOnCudaWithoutBenchmark) {
   std::string with = cuda_program("");
   with.replace(with.find("  Net model;"), 11, "  at::globalContext().setBenchmarkCuDNN(true);\n  Net model;");
   EXPECT_EQ(run1("TL501", cpp::check_cudnn_benchmark_off, with), V{});
+}
+
+TEST(CppRules, FiveMegabyteSourceAnalysedInSeconds) {
+  // The model's lookups, loop classification and reach scale with the source, not its square: a
+  // 5 MB file (hundreds of modules and step loops, a function with thousands of locals of the same
+  // names) is parsed, modelled and checked by the ten rules in seconds (minutes before).
+  auto g = test::generated_libtorch_source(5u << 20);
+  ASSERT_GE(g.text.size(), 5u << 20);
+  auto t0 = std::chrono::steady_clock::now();
+  std::map<std::string, size_t> counts;
+  {
+    auto b = build_cpp({{"big.cpp", g.text}});
+    EXPECT_TRUE(b->model.translation_units()[0].syntax_errors.empty());
+    struct R {
+      const char* code;
+      cpp::CheckFn fn;
+    } rules[] = {{"TL102", cpp::check_empty_cache_per_step}, {"TL103", cpp::check_checkpoint_per_step},
+                 {"TL105", cpp::check_host_sync_per_step},   {"TL107", cpp::check_setup_in_step},
+                 {"TL201", cpp::check_dataloader_no_workers}, {"TL301", cpp::check_data_parallel},
+                 {"TL304", cpp::check_eval_without_no_grad},  {"TL305", cpp::check_tensor_created_then_moved},
+                 {"TL401", cpp::check_tensor_to_discarded},  {"TL501", cpp::check_cudnn_benchmark_off}};
+    for (auto& r : rules) {
+      std::vector<Finding> out;
+      cpp::RuleContext ctx(b->model, b->model.translation_units()[0], *find_rule(r.code), out);
+      r.fn(ctx);
+      counts[r.code] = out.size();
+    }
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // one per-step `.item<float>()` per generated training loop, nothing else
+  EXPECT_EQ(counts["TL105"], g.blocks);
+  size_t others = 0;
+  for (auto& [code, n] : counts)
+    if (code != "TL105") others += n;
+  EXPECT_EQ(others, 0u);
+  // a loaded 2-core CI machine included; a quadratic step takes minutes here
+  EXPECT_LT(seconds, 30.0) << g.text.size() << " bytes";
+  RecordProperty("seconds", std::to_string(seconds));
 }
 
 }  // namespace
