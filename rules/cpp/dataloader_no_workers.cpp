@@ -1,6 +1,7 @@
 // TL201 dataloader-no-workers (C++): make_data_loader whose DataLoaderOptions has no
 // `.workers(n>0)`. Not flagged when the options come from a value the analysis cannot see, nor for
-// a dataset whose samples are already in memory (a TensorDataset, LibTorch's MNIST).
+// a dataset whose samples are already tensors in memory (a TensorDataset, LibTorch's MNIST, a
+// project dataset whose get() only indexes tensors it holds).
 #include <optional>
 
 #include "rules/cpp/common.h"
@@ -52,8 +53,30 @@ std::optional<std::string> workers_of(const RuleContext& ctx, const CallSite& c,
   return workers_of(ctx, c, var.init, depth + 1);
 }
 
-// The dataset already holds its samples as tensors: a TensorDataset, or LibTorch's MNIST (read
-// whole into two tensors when it is built), directly or through the variable passed.
+// `CIFAR10(root).map(...)`: a project dataset whose get() only indexes tensors it holds (loaded
+// when it was built): every call in get() is a tensor method or a cast, or there is none
+// (`return {images_[index], targets_[index]};`).
+bool indexes_only(const Model& m, std::string_view init) {
+  size_t e = 0;
+  while (e < init.size() && (std::isalnum(static_cast<unsigned char>(init[e])) || init[e] == '_' || init[e] == ':')) ++e;
+  if (e == 0 || e >= init.size() || init[e] != '(') return false;
+  std::string cls(init.substr(0, e));
+  if (auto p = cls.rfind("::"); p != std::string::npos) cls = cls.substr(p + 2);
+  for (auto& f : m.functions()) {
+    if (f.cls != cls || f.name != "get") continue;
+    for (uint32_t cid : f.calls) {
+      const CallSite& k = m.calls()[cid];
+      if (k.callee == "static_cast" || k.callee == "std::move") continue;  // not work on the sample
+      if (k.receiver_type.kind != TypeKind::Tensor) return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+// The dataset already holds its samples as tensors: a TensorDataset, LibTorch's MNIST (read whole
+// into two tensors when it is built) or a project dataset that only indexes tensors it holds,
+// directly or through the variable passed.
 bool in_memory(const RuleContext& ctx, const CallSite& c) {
   auto held = [](std::string_view s) {
     return s.find("TensorDataset") != std::string_view::npos || s.find("datasets::MNIST(") != std::string_view::npos;
@@ -64,7 +87,9 @@ bool in_memory(const RuleContext& ctx, const CallSite& c) {
   if (held(a)) return true;
   if (a.starts_with("std::move(") && a.back() == ')') a = a.substr(10, a.size() - 11);
   int32_t v = ctx.model.lookup(c.tu, c.function, a, c.range.begin);
-  return v >= 0 && held(ctx.model.variables()[v].init);
+  std::string init = v >= 0 ? ctx.model.variables()[v].init : a;
+  if (held(init)) return true;
+  return indexes_only(ctx.model, init);
 }
 
 }  // namespace

@@ -203,6 +203,21 @@ int main() {
   EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers,
                  std::string(head) + "  auto e = torch::data::make_data_loader(std::move(ds), cfg.train_batch_size);\n}\n"),
             V{"train.cpp:4"});
+  // a project dataset whose get() only indexes tensors it holds; the same with a file read in get()
+  const char* held = R"(#include <torch/torch.h>
+struct Patches : torch::data::datasets::Dataset<Patches> {
+  torch::Tensor images = torch::rand({512, 3, 8, 8}), labels = torch::randint(0, 10, {512});
+  torch::data::Example<> get(size_t i) override { return {images[static_cast<int64_t>(i)], labels[static_cast<int64_t>(i)]}; }
+  torch::optional<size_t> size() const override { return 512; }
+};
+int main() {
+  auto p = torch::data::make_data_loader(Patches().map(torch::data::transforms::Stack<>()), 64);
+}
+)";
+  EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers, held), V{});
+  std::string reads(held);
+  reads.replace(reads.find("return {images"), 6, "auto t = torch::load_image_file(i); return ");
+  EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers, reads), V{"train.cpp:8"});
   // LibTorch's MNIST holds every sample in two tensors: workers add nothing (catalog: in memory)
   EXPECT_EQ(run1("TL201", cpp::check_dataloader_no_workers,
                  "#include <torch/torch.h>\nint main() {\n"
