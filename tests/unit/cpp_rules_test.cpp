@@ -284,8 +284,11 @@ TEST(CppRules, TL305FactoryThenMovedToCuda) {
   std::string body = R"(      auto noise = torch::randn({64, 10}).to(device);
       auto mask = torch::ones({64}, torch::TensorOptions().device(device));
       auto zeros = torch::zeros_like(output).to(device);
+      auto targets = torch::full({64}, 1.0, torch::TensorOptions().dtype(torch::kFloat)).to(device);
+      auto opts = torch::TensorOptions().device(device);
+      auto on_device = torch::full({64}, 0.0, opts).to(device);
 )";
-  EXPECT_EQ(run1("TL305", cpp::check_tensor_created_then_moved, cuda_program(body)), V{"train.cpp:35"});
+  EXPECT_EQ(run1("TL305", cpp::check_tensor_created_then_moved, cuda_program(body)), (V{"train.cpp:35", "train.cpp:38"}));
 }
 
 TEST(CppRules, TL401TensorToDiscardedNotModuleTo) {
