@@ -155,6 +155,16 @@ TEST(CppRules, TL105HostSyncsOnCuda) {
       quiet << "step " << step;
 )";
   EXPECT_EQ(run1("TL105", cpp::check_host_sync_per_step, cuda_program(more)), (V{"train.cpp:36", "train.cpp:37"}));
+  // a synchronize that frames a clock read times the GPU on purpose
+  std::string timing = R"(      torch::cuda::synchronize();
+      auto t0 = std::chrono::steady_clock::now();
+      auto probe = model->forward(data);
+      torch::cuda::synchronize();
+      auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      torch::cuda::synchronize();
+      step += 0;
+)";
+  EXPECT_EQ(run1("TL105", cpp::check_host_sync_per_step, cuda_program(timing)), V{"train.cpp:40"});
 }
 
 TEST(CppRules, TL105TL305TL501NotInCpuOnlyProgram) {
