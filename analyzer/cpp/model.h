@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "analyzer/core/finding.h"
@@ -151,8 +152,11 @@ struct TranslationUnit {
   uint32_t index = 0;
   const SourceFile* src = nullptr;
   std::string path;
+  // Namespace scope only; block-scope using-directives, using-declarations and aliases apply to
+  // the rest of their block while the model is built and are already folded into the callees.
   std::vector<std::string> using_namespaces;             // "torch", "torch::nn"
   std::map<std::string, std::string> namespace_aliases;  // "nn" -> "torch::nn"
+  std::map<std::string, std::string> using_declarations; // "data_parallel" -> "torch::nn::parallel::data_parallel"
   std::vector<std::pair<LineCol, std::string>> syntax_errors;
   std::vector<uint32_t> programs;  // programs it belongs to
 };
@@ -205,8 +209,11 @@ class Model {
   // The function with this qualified name, or -1.
   int32_t find_function(std::string_view qualified_name) const;
   // The variable named `name` visible at byte `offset` of function `fn` in `tu` (locals and
-  // parameters, then the members of its class, then namespace scope); -1 when none.
+  // parameters, then the members of its class, then namespace scope); -1 when none. Indexed by
+  // scope and name: a lookup costs the variables of that name in that function, not the model.
   int32_t lookup(uint32_t tu, int32_t fn, std::string_view name, uint32_t offset) const;
+  // The locals and parameters of function `fn` (variable indices, in declaration order).
+  const std::vector<uint32_t>& locals(int32_t fn) const;
 
  private:
   friend struct Builder;
@@ -222,6 +229,24 @@ class Model {
   // reach_[f]: how function f is reached every step (loop id + call chain), if it is
   std::vector<std::optional<StepContext>> reach_;
   std::vector<std::vector<uint32_t>> reachable_by_program_;  // sorted function ids per program
+  std::vector<char> tu_places_on_cuda_;  // per TU: a call in it places something on CUDA
+
+  // lookup's index: variables by (function, name), (class, name) and (TU, name) at namespace
+  // scope, each list in declaration order
+  struct ScopeName {
+    int64_t scope;
+    std::string name;
+    bool operator==(const ScopeName&) const = default;
+  };
+  struct ScopeNameHash {
+    size_t operator()(const ScopeName& k) const {
+      return std::hash<std::string>{}(k.name) * 31 + std::hash<int64_t>{}(k.scope);
+    }
+  };
+  std::unordered_map<ScopeName, std::vector<uint32_t>, ScopeNameHash> by_scope_name_;
+  std::unordered_map<std::string, std::vector<uint32_t>> classes_by_name_;  // name -> indices
+  std::vector<std::vector<uint32_t>> locals_;               // per function
+  void index_variable(uint32_t v);
 };
 
 }  // namespace tl::cpp

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <deque>
 #include <functional>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -64,6 +66,14 @@ bool icontains(std::string_view s, std::string_view w) {
   auto it = std::search(s.begin(), s.end(), w.begin(), w.end(),
                         [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b)); });
   return it != s.end();
+}
+
+// std::ostream and the standard streams derived from it
+bool is_std_stream(std::string_view q) {
+  for (std::string_view s : {"std::ostream", "std::ostringstream", "std::stringstream", "std::ofstream", "std::fstream",
+                             "std::iostream", "std::wostream", "std::wostringstream", "std::wstringstream"})
+    if (q == s) return true;
+  return false;
 }
 
 std::string last_component(std::string_view q) {
@@ -134,31 +144,96 @@ struct Builder {
 
   explicit Builder(Model& model) : m(model) {}
 
+  // recursion depths of walk() and infer()
+  struct Depth {
+    int& d;
+    explicit Depth(int& depth) : d(depth) { ++d; }
+    ~Depth() { --d; }
+  };
+  static constexpr int kMaxWalkDepth = 1500, kMaxInferDepth = 200;
+  int walk_depth = 0;
+  mutable int infer_depth = 0;
+  std::map<uint32_t, uint32_t> truncated_tus;  // TU -> byte offset of the first node not followed
+
   // ---------------------------------------------------------------- names
+  // Block-scope `using namespace X;`, `using X::y;` and `namespace a = X;` seen so far in the
+  // blocks being walked (innermost last); a block drops its own when it ends.
+  struct LocalUsing {
+    enum Kind : uint8_t { Directive, Declaration, Alias } kind;
+    uint32_t tu;
+    std::string name, target;  // Declaration: "data_parallel" -> "torch::nn::parallel::data_parallel"
+  };
+  std::vector<LocalUsing> local_usings;
+
   std::string canon(uint32_t tu, std::string name) const {
     name = strip_spaces(name);
     if (name.rfind("::", 0) == 0) name = name.substr(2);
     auto p = name.find("::");
     std::string head = p == std::string::npos ? name : name.substr(0, p);
+    std::string rest = p == std::string::npos ? "" : name.substr(p);
+    for (auto it = local_usings.rbegin(); it != local_usings.rend(); ++it)
+      if (it->tu == tu && it->kind == LocalUsing::Alias && it->name == head) return it->target + rest;
     auto& al = m.tus_[tu].namespace_aliases;
-    if (auto it = al.find(head); it != al.end()) name = it->second + (p == std::string::npos ? "" : name.substr(p));
+    if (auto it = al.find(head); it != al.end()) name = it->second + rest;
     return name;
   }
 
-  // A name as written -> its qualified name: aliases applied; an unqualified name that no analysed
-  // function or class claims is looked up in the `using namespace` namespaces among the LibTorch
-  // names trainlint knows.
+  // `using namespace ns;` in force (namespace scope or an enclosing block)?
+  bool uses_namespace(uint32_t tu, std::string_view ns) const {
+    for (auto& u : local_usings)
+      if (u.tu == tu && u.kind == LocalUsing::Directive && u.target == ns) return true;
+    auto& us = m.tus_[tu].using_namespaces;
+    return std::find(us.begin(), us.end(), ns) != us.end();
+  }
+
+  // A name as written -> its qualified name: aliases and using-declarations applied; an
+  // unqualified name that no analysed function or class claims is looked up in the `using
+  // namespace` namespaces (the blocks' first, innermost first) among the LibTorch names trainlint
+  // knows.
   std::string resolve(uint32_t tu, std::string_view written) const {
     std::string n = canon(tu, std::string(written));
     if (n.empty()) return n;
-    std::string head = n.substr(0, n.find("::"));
+    auto p = n.find("::");
+    std::string head = n.substr(0, p);
+    std::string rest = p == std::string::npos ? "" : n.substr(p);
+    for (auto it = local_usings.rbegin(); it != local_usings.rend(); ++it)
+      if (it->tu == tu && it->kind == LocalUsing::Declaration && it->name == head) return it->target + rest;
+    if (auto it = m.tus_[tu].using_declarations.find(head); it != m.tus_[tu].using_declarations.end())
+      return it->second + rest;
     if (class_by_name.count(head) || class_by_holder.count(head)) return n;
     if (n.find("::") == std::string::npos && fn_by_name.count(n)) return n;
+    for (auto it = local_usings.rbegin(); it != local_usings.rend(); ++it) {
+      if (it->tu != tu || it->kind != LocalUsing::Directive) continue;
+      std::string cand = it->target + "::" + n;
+      if (torch_names::known(cand)) return cand;
+    }
     for (auto& u : m.tus_[tu].using_namespaces) {
       std::string cand = u + "::" + n;
       if (torch_names::known(cand)) return cand;
     }
     return n;
+  }
+
+  // `using namespace X;` / `using X::y;` / `namespace a = X;`: (kind, name, qualified target), or
+  // nullopt for anything else (a member using-declaration is read by the caller's context).
+  std::optional<LocalUsing> using_of(uint32_t tu, NodeId c) const {
+    const Tree& t = trees[tu];
+    if (t.is(c, K::NamespaceAliasDefinition)) {
+      NodeId name = t.field(c, F::Name);
+      NodeId target = kNone;
+      t.for_each_child(c, [&](NodeId k) { if (t[k].named && k != name) target = k; });
+      if (name == kNone || target == kNone) return std::nullopt;
+      return LocalUsing{LocalUsing::Alias, tu, std::string(t.text(name)), canon(tu, std::string(t.text(target)))};
+    }
+    if (!t.is(c, K::UsingDeclaration)) return std::nullopt;
+    bool is_ns = false;
+    t.for_each_child(c, [&](NodeId k) { if (t.text(k) == "namespace") is_ns = true; });
+    NodeId target = t.first_named_child(c);
+    if (target == kNone) return std::nullopt;
+    std::string q = canon(tu, std::string(t.text(target)));
+    if (is_ns) return LocalUsing{LocalUsing::Directive, tu, "", q};
+    if (q.find("::") == std::string::npos) return std::nullopt;
+    return LocalUsing{LocalUsing::Declaration, tu, last_component(q), q};
   }
 
   // ---------------------------------------------------------------- types
@@ -179,6 +254,9 @@ struct Builder {
     }
     if (t.find('<') != std::string::npos) return {};
     std::string q = resolve(tu, t);
+    if (is_std_stream(q)) return {TypeKind::Other, q};
+    if (q.find("::") == std::string::npos && uses_namespace(tu, "std") && is_std_stream("std::" + q))
+      return {TypeKind::Other, "std::" + q};
     if (auto it = class_by_holder.find(q); it != class_by_holder.end())
       return {TypeKind::ModuleHolder, m.classes_[it->second].name};
     if (auto it = class_by_name.find(q); it != class_by_name.end()) {
@@ -194,6 +272,8 @@ struct Builder {
   Type infer(uint32_t tu, int32_t fn, NodeId e) const {
     const Tree& t = trees[tu];
     if (e == kNone) return {};
+    Depth d(infer_depth);
+    if (infer_depth > kMaxInferDepth) return {};  // `a + b + c + ...` thousands deep: unknown
     switch (t.kind(e)) {
       case K::ParenthesizedExpression: return infer(tu, fn, t.first_named_child(e));
       case K::Identifier: {
@@ -307,19 +387,14 @@ struct Builder {
         case K::PreprocElse: case K::PreprocElif: case K::TemplateDeclaration:
           collect_decls(tu, c, ns, cls);
           break;
-        case K::UsingDeclaration: {
-          bool is_ns = false;
-          t.for_each_child(c, [&](NodeId k) { if (t.text(k) == "namespace") is_ns = true; });
-          NodeId target = t.first_named_child(c);
-          if (is_ns && target != kNone) m.tus_[tu].using_namespaces.push_back(canon(tu, std::string(t.text(target))));
-          break;
-        }
-        case K::NamespaceAliasDefinition: {
-          NodeId name = t.field(c, F::Name);
-          NodeId target = kNone;
-          t.for_each_child(c, [&](NodeId k) { if (t[k].named && k != name) target = k; });
-          if (name != kNone && target != kNone)
-            m.tus_[tu].namespace_aliases[std::string(t.text(name))] = canon(tu, std::string(t.text(target)));
+        case K::UsingDeclaration: case K::NamespaceAliasDefinition: {
+          if (cls >= 0) break;  // `using Base::Base;` in a class body
+          auto u = using_of(tu, c);
+          if (!u) break;
+          auto& unit = m.tus_[tu];
+          if (u->kind == LocalUsing::Directive) unit.using_namespaces.push_back(u->target);
+          else if (u->kind == LocalUsing::Alias) unit.namespace_aliases[u->name] = u->target;
+          else unit.using_declarations[u->name] = u->target;
           break;
         }
         case K::ClassSpecifier: case K::StructSpecifier: {
@@ -387,6 +462,7 @@ struct Builder {
     });
     uint32_t idx = static_cast<uint32_t>(m.classes_.size());
     m.classes_.push_back(std::move(k));
+    m.classes_by_name_[m.classes_[idx].name].push_back(idx);
     class_vars.emplace_back();
     class_by_name.emplace(m.classes_[idx].name, idx);
     class_nodes.emplace_back(tu, body);
@@ -479,6 +555,7 @@ struct Builder {
           v.scope_end = t[body].end;
           uint32_t vi = static_cast<uint32_t>(m.variables_.size());
           m.variables_.push_back(std::move(v));
+          m.index_variable(vi);
           class_vars[ci].push_back(vi);
           m.classes_[ci].members.push_back(vi);
         });
@@ -514,10 +591,18 @@ struct Builder {
     v.scope_end = cx.block_end;
     uint32_t vi = static_cast<uint32_t>(m.variables_.size());
     m.variables_.push_back(std::move(v));
+    m.index_variable(vi);
     if (cx.fn >= 0) fn_vars[cx.fn].push_back(vi);
     else tu_vars[cx.tu].push_back(vi);
-    for (int32_t l : cx.loops) m.loops_[l].changed.push_back(m.variables_[vi].name);
+    for (int32_t l : cx.loops) note_changed(l, m.variables_[vi].name);
     return vi;
+  }
+
+  // Loop::changed lists each name once (a guard asks "is this name changed in the loop?")
+  std::vector<std::unordered_set<std::string>> changed_in;  // per loop
+  void note_changed(int32_t l, const std::string& name) {
+    if (changed_in.size() <= static_cast<size_t>(l)) changed_in.resize(l + 1);
+    if (changed_in[l].insert(name).second) m.loops_[l].changed.push_back(name);
   }
 
   void mark_changed(const Ctx& cx, NodeId lhs) {
@@ -533,7 +618,7 @@ struct Builder {
     }
     if (lhs == kNone) return;
     std::string name(t.text(lhs));
-    for (int32_t l : cx.loops) m.loops_[l].changed.push_back(name);
+    for (int32_t l : cx.loops) note_changed(l, name);
   }
 
   uint32_t add_guard(Ctx& cx, NodeId cond) {
@@ -642,9 +727,7 @@ struct Builder {
     const Tree& t = trees[cx.tu];
     std::string s = strip_spaces(t.text(leftmost));
     if (s == "std::cout" || s == "std::cerr" || s == "std::clog") return s;
-    bool using_std = std::find(m.tus_[cx.tu].using_namespaces.begin(), m.tus_[cx.tu].using_namespaces.end(), "std") !=
-                     m.tus_[cx.tu].using_namespaces.end();
-    if (using_std && (s == "cout" || s == "cerr" || s == "clog")) return "std::" + s;
+    if (uses_namespace(cx.tu, "std") && (s == "cout" || s == "cerr" || s == "clog")) return "std::" + s;
     if (t.is(leftmost, K::Identifier)) {
       int32_t v = m.lookup(cx.tu, cx.fn, s, t[leftmost].start);
       if (v >= 0 && m.variables_[v].type.kind == TypeKind::Other && icontains(m.variables_[v].type.name, "stream")) return s;
@@ -849,12 +932,27 @@ struct Builder {
   void walk(Ctx& cx, NodeId n) {
     const Tree& t = trees[cx.tu];
     if (n == kNone) return;
+    Depth d(walk_depth);
+    // generated or broken code nested deeper than any hand-written program: not followed, so that
+    // the walk's recursion stays far from the stack's end
+    if (walk_depth > kMaxWalkDepth) {
+      truncated_tus.emplace(cx.tu, t[n].start);
+      return;
+    }
     switch (t.kind(n)) {
       case K::Comment: return;
       case K::CompoundStatement: {
         Ctx in = cx;
         in.block_end = t[n].end;
+        size_t usings = local_usings.size();
         for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) walk(in, c);
+        local_usings.erase(local_usings.begin() + static_cast<ptrdiff_t>(usings), local_usings.end());
+        return;
+      }
+      case K::UsingDeclaration: case K::NamespaceAliasDefinition: {
+        // block scope (namespace scope is read by collect_decls): in force until the block ends
+        if (cx.fn >= 0)
+          if (auto u = using_of(cx.tu, n)) local_usings.push_back(std::move(*u));
         return;
       }
       case K::ExpressionStatement: case K::ReturnStatement: {
@@ -912,20 +1010,26 @@ struct Builder {
             cur = t.field(cur, F::Left);
           }
           std::reverse(operands.begin(), operands.end());
-          std::string stream = cur != kNone ? stream_of(cx, cur) : "";
-          if (!stream.empty()) {
-            walk(cx, cur);
-            for (NodeId o : operands) walk(cx, o);
-            StreamWrite w;
-            fill_site(cx, w, n);
-            w.stream = stream;
-            for (NodeId o : operands) {
-              w.operands.emplace_back(t.text(o));
-              w.operand_types.push_back(infer(cx.tu, cx.fn, o));
-            }
-            m.streams_.push_back(std::move(w));
-            return;
+          if (cur == kNone) break;
+          walk(cx, cur);
+          for (NodeId o : operands) walk(cx, o);
+          StreamWrite w;
+          w.stream = stream_of(cx, cur);
+          for (NodeId o : operands) {
+            w.operands.emplace_back(t.text(o));
+            w.operand_types.push_back(infer(cx.tu, cx.fn, o));
           }
+          // any `operator<<` of a tensor formats it (a logger's `LOG(INFO) << t`, an ostream
+          // parameter): only a tensor or a number on the left would be something else
+          if (w.stream.empty() && !t.is(cur, K::NumberLiteral) && infer(cx.tu, cx.fn, cur).kind != TypeKind::Tensor &&
+              std::any_of(w.operand_types.begin(), w.operand_types.end(),
+                          [](const Type& ty) { return ty.kind == TypeKind::Tensor; }))
+            w.stream = strip_spaces(t.text(cur));
+          if (!w.stream.empty()) {
+            fill_site(cx, w, n);
+            m.streams_.push_back(std::move(w));
+          }
+          return;
         }
         break;
       }
@@ -934,8 +1038,12 @@ struct Builder {
         walk(cx, r);
         walk(cx, l);
         mark_changed(cx, l);
-        if (t.is(l, K::Identifier) && r != kNone) {
-          int32_t v = m.lookup(cx.tu, cx.fn, t.text(l), t[l].start);
+        // `x = ...` and `options.device = ...` (a member of a local or global struct): the value is
+        // one more the variable may hold (device facts read it)
+        NodeId base = l;
+        while (t.is(base, K::FieldExpression) && !t.is(t.field(base, F::Argument), K::This)) base = t.field(base, F::Argument);
+        if (t.is(base, K::Identifier) && r != kNone) {
+          int32_t v = m.lookup(cx.tu, cx.fn, t.text(base), t[base].start);
           if (v >= 0) {
             auto& var = m.variables_[v];
             if (!var.init.empty()) var.init += " ; ";
@@ -1003,6 +1111,24 @@ struct Builder {
     }
   }
 
+  // Default member initializers (`torch::nn::Sequential layer1{torch::nn::Conv2d(...), ...};`):
+  // the constructions in them run when the class is built; they sit at namespace scope.
+  void walk_member_initializers() {
+    for (auto [tu, body] : class_nodes) {
+      const Tree& t = trees[tu];
+      t.for_each_child(body, [&](NodeId fdcl) {
+        if (!t.is(fdcl, K::FieldDeclaration)) return;
+        NodeId dv = t.field(fdcl, F::DefaultValue);
+        if (dv == kNone) return;
+        Ctx cx;
+        cx.tu = tu;
+        cx.block_end = t[body].end;
+        set_stmt(cx, fdcl, t[fdcl].end);
+        walk(cx, dv);
+      });
+    }
+  }
+
   // ---------------------------------------------------------------- phase 3: links and facts
   void resolve_targets() {
     for (auto& c : m.calls_) {
@@ -1049,14 +1175,32 @@ struct Builder {
     for (auto& id : identifiers(text)) {
       int32_t v = m.lookup(tu, fn, id, offset);
       if (v >= 0 && m.variables_[v].may_cuda) return true;
+      if (v < 0 && !fn_may_cuda.empty()) {  // `Set_Device(vm)`: an analysed function that may return one
+        auto [b, e] = fn_by_name.equal_range(id);
+        for (auto it = b; it != e; ++it)
+          if (fn_may_cuda[it->second]) return true;
+      }
     }
     return false;
   }
+  // functions returning a torch::Device that may be CUDA
+  std::vector<char> fn_may_cuda;
 
   void device_facts() {
-    // variables whose value may be a CUDA device, then parameters bound to such values, to a fixpoint
+    // variables whose value may be a CUDA device, then parameters bound to such values, and
+    // functions returning a device built from such values, to a fixpoint
+    fn_may_cuda.assign(m.functions_.size(), 0);
     for (int round = 0; round < 4; ++round) {
       bool changed = false;
+      for (auto& f : m.functions_) {
+        if (fn_may_cuda[f.id] || f.return_type.kind != TypeKind::Device) continue;
+        bool cuda = mentions_cuda(f.tu, -1, m.tus_[f.tu].src->slice(f.range.begin, f.range.end), 0, /*depth=*/4);
+        for (uint32_t v : m.locals(static_cast<int32_t>(f.id))) cuda = cuda || m.variables_[v].may_cuda;
+        if (cuda) {
+          fn_may_cuda[f.id] = 1;
+          changed = true;
+        }
+      }
       for (auto& v : m.variables_) {
         if (v.may_cuda || v.init.empty()) continue;
         if (mentions_cuda(v.tu, v.function, v.init, v.decl.end)) {
@@ -1100,20 +1244,31 @@ struct Builder {
     return icontains(r, "optim") || r == "opt" || icontains(r, "opt_") || r.ends_with("_opt") || r.ends_with("Opt");
   }
 
-  // transitive "calls X" per function, to a fixpoint
+  // Marks every function that calls a marked function, transitively (through the callers lists,
+  // each function once).
+  void propagate_to_callers(std::vector<char>& f) const {
+    std::deque<uint32_t> q;
+    for (uint32_t i = 0; i < f.size(); ++i)
+      if (f[i]) q.push_back(i);
+    while (!q.empty()) {
+      uint32_t g = q.front();
+      q.pop_front();
+      for (uint32_t cid : m.functions_[g].callers) {
+        int32_t caller = m.calls_[cid].function;
+        if (caller >= 0 && !f[caller]) {
+          f[caller] = 1;
+          q.push_back(static_cast<uint32_t>(caller));
+        }
+      }
+    }
+  }
+
+  // transitive "calls X" per function
   std::vector<char> closure(const std::function<bool(const CallSite&)>& direct) const {
     std::vector<char> f(m.functions_.size(), 0);
     for (auto& c : m.calls_)
       if (c.function >= 0 && direct(c)) f[c.function] = 1;
-    bool changed = true;
-    while (changed) {
-      changed = false;
-      for (auto& c : m.calls_)
-        if (c.function >= 0 && c.target >= 0 && f[c.target] && !f[c.function]) {
-          f[c.function] = 1;
-          changed = true;
-        }
-    }
+    propagate_to_callers(f);
     return f;
   }
 
@@ -1121,6 +1276,21 @@ struct Builder {
     for (int32_t l = inner_loop; l >= 0; l = m.loops_[l].parent)
       if (static_cast<uint32_t>(l) == outer.id) return true;
     return false;
+  }
+
+  // Per loop: does a strictly nested loop satisfy `nested`, or a call in it or a nested loop
+  // satisfy `call`? (each fact climbs its loop's ancestors once)
+  std::vector<char> loops_containing(const std::function<bool(const Loop&)>& nested,
+                                     const std::function<bool(const CallSite&)>& call) const {
+    std::vector<char> out(m.loops_.size(), 0);
+    auto mark_up = [&](int32_t from) {
+      for (int32_t l = from; l >= 0 && !out[l]; l = m.loops_[l].parent) out[l] = 1;
+    };
+    for (auto& k : m.loops_)
+      if (nested(k)) mark_up(k.parent);
+    for (auto& c : m.calls_)
+      if (c.loop >= 0 && call(c)) mark_up(c.loop);
+    return out;
   }
 
   void classify_loops() {
@@ -1137,12 +1307,11 @@ struct Builder {
     }
     // programs first: whether a program has an optimizer step decides rule 1 / 2's fallback
     build_programs(fn_opt);
+    std::vector<char> tu_opt_call(m.tus_.size(), 0);
+    for (auto& c : m.calls_)
+      if (is_optimizer_step(c)) tu_opt_call[c.tu] = 1;
     auto opt_in_scope = [&](uint32_t tu) {
-      if (m.tus_[tu].programs.empty()) {
-        for (auto& c : m.calls_)
-          if (c.tu == tu && is_optimizer_step(c)) return true;
-        return false;
-      }
+      if (m.tus_[tu].programs.empty()) return tu_opt_call[tu] != 0;
       for (uint32_t p : m.tus_[tu].programs)
         if (m.programs_[p].has_optimizer_step) return true;
       return false;
@@ -1152,27 +1321,18 @@ struct Builder {
     std::vector<char> fn_loop_trains(m.functions_.size(), 0);
     for (auto& l : m.loops_)
       if (l.function >= 0 && trains(l)) fn_loop_trains[l.function] = 1;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (auto& c : m.calls_)
-        if (c.function >= 0 && c.target >= 0 && fn_loop_trains[c.target] && !fn_loop_trains[c.function]) {
-          fn_loop_trains[c.function] = 1;
-          changed = true;
-        }
-    }
+    propagate_to_callers(fn_loop_trains);
+    // the innermost training loop: no nested loop trains, no call in it reaches a training loop
+    auto outer_of_training = loops_containing(trains, [&](const CallSite& c) {
+      return c.target >= 0 && fn_loop_trains[c.target];
+    });
     for (auto& l : m.loops_) {
       if (l.data_loop) {
         if (trains(l)) l.kind = LoopKind::TrainingStep;
         else if (!l.calls_backward && !l.calls_optimizer_step) l.kind = LoopKind::EvaluationStep;
         continue;
       }
-      if (!trains(l)) continue;
-      bool inner = true;
-      for (auto& k : m.loops_)
-        if (k.id != l.id && k.function == l.function && k.tu == l.tu && loop_contains(l, k.parent) && trains(k)) inner = false;
-      for (auto& c : m.calls_)
-        if (c.target >= 0 && c.loop >= 0 && loop_contains(l, c.loop) && fn_loop_trains[c.target]) inner = false;
-      if (inner) l.kind = LoopKind::TrainingStep;
+      if (trains(l) && !outer_of_training[l.id]) l.kind = LoopKind::TrainingStep;
     }
     // a step loop nested in a training step loop is part of that step (micro-batches); only an
     // evaluation loop keeps its own kind there
@@ -1182,31 +1342,18 @@ struct Builder {
         if (m.loops_[p].kind == LoopKind::TrainingStep) l.kind = LoopKind::Other;
     }
     // epoch loops: contain a step loop, directly or through calls
+    auto is_step = [](const Loop& l) { return l.kind == LoopKind::TrainingStep || l.kind == LoopKind::EvaluationStep; };
     std::vector<char> fn_has_step(m.functions_.size(), 0);
     for (auto& l : m.loops_)
-      if (l.function >= 0 && (l.kind == LoopKind::TrainingStep || l.kind == LoopKind::EvaluationStep)) fn_has_step[l.function] = 1;
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (auto& c : m.calls_)
-        if (c.function >= 0 && c.target >= 0 && fn_has_step[c.target] && !fn_has_step[c.function]) {
-          fn_has_step[c.function] = 1;
-          changed = true;
-        }
-    }
+      if (l.function >= 0 && is_step(l)) fn_has_step[l.function] = 1;
+    propagate_to_callers(fn_has_step);
+    auto outer_of_step = loops_containing(is_step, [&](const CallSite& c) { return c.target >= 0 && fn_has_step[c.target]; });
     for (auto& l : m.loops_) {
       if (l.kind != LoopKind::Other) continue;
       bool in_step = false;
       for (int32_t p = l.parent; p >= 0; p = m.loops_[p].parent)
-        if (m.loops_[p].kind == LoopKind::TrainingStep || m.loops_[p].kind == LoopKind::EvaluationStep) in_step = true;
-      if (in_step) continue;
-      bool epoch = false;
-      for (auto& k : m.loops_)
-        if (k.id != l.id && k.tu == l.tu && k.function == l.function && loop_contains(l, k.parent) &&
-            (k.kind == LoopKind::TrainingStep || k.kind == LoopKind::EvaluationStep))
-          epoch = true;
-      for (auto& c : m.calls_)
-        if (c.target >= 0 && c.loop >= 0 && loop_contains(l, c.loop) && fn_has_step[c.target]) epoch = true;
-      if (epoch) l.kind = LoopKind::Epoch;
+        if (is_step(m.loops_[p])) in_step = true;
+      if (!in_step && outer_of_step[l.id]) l.kind = LoopKind::Epoch;
     }
   }
 
@@ -1233,9 +1380,14 @@ struct Builder {
         }
       }
       p.members.push_back(f.tu);
-      for (uint32_t g : p.functions)
-        if (std::find(p.members.begin(), p.members.end(), m.functions_[g].tu) == p.members.end())
-          p.members.push_back(m.functions_[g].tu);
+      auto add_member = [&](uint32_t tu) {
+        if (std::find(p.members.begin(), p.members.end(), tu) == p.members.end()) p.members.push_back(tu);
+      };
+      for (uint32_t g : p.functions) {
+        add_member(m.functions_[g].tu);
+        // the header that defines the class of a reachable method (its member initializers)
+        if (fn_class[g] >= 0) add_member(m.classes_[fn_class[g]].tu);
+      }
       p.has_optimizer_step = fn_opt[f.id];
       std::vector<uint32_t> sorted = p.functions;
       std::sort(sorted.begin(), sorted.end());
@@ -1245,20 +1397,75 @@ struct Builder {
     }
   }
 
+  // Is `name` changed across the iterations of `loop` or a loop around it (its variable, a name
+  // assigned or incremented in its body)?
+  bool changes_in_loops(int32_t loop, const std::string& name) const {
+    for (int32_t l = loop; l >= 0; l = m.loops_[l].parent) {
+      if (m.loops_[l].loop_var == name) return true;
+      if (static_cast<size_t>(l) < changed_in.size() && changed_in[l].count(name)) return true;
+    }
+    return false;
+  }
+
+  // The parameters that vary: bound, at some call, to an argument that reads a name changing
+  // across the iterations of a loop around the call, or a varying parameter of the caller. A
+  // parameter bound only to configuration (`after_step(opts)`) does not vary.
+  std::vector<std::vector<char>> varying_params() const {
+    std::vector<std::vector<char>> pv(m.functions_.size());
+    for (auto& f : m.functions_) pv[f.id].assign(f.params.size(), 0);
+    auto varies_at = [&](const CallSite& c, const std::string& n) {
+      if (changes_in_loops(c.loop, n)) return true;
+      if (c.function < 0) return false;
+      const auto& ps = m.functions_[c.function].params;
+      for (size_t i = 0; i < ps.size(); ++i)
+        if (pv[c.function][i] && m.variables_[ps[i]].name == n) return true;
+      return false;
+    };
+    std::deque<uint32_t> work;
+    std::vector<char> queued(m.functions_.size(), 1);
+    for (auto& f : m.functions_) work.push_back(f.id);
+    while (!work.empty()) {
+      uint32_t f = work.front();
+      work.pop_front();
+      queued[f] = 0;
+      for (uint32_t cid : m.functions_[f].calls) {
+        const CallSite& c = m.calls_[cid];
+        if (c.target < 0) continue;
+        auto& tp = pv[c.target];
+        bool grew = false;
+        for (size_t i = 0; i < c.args.size() && i < tp.size(); ++i) {
+          if (tp[i]) continue;
+          for (auto& id : identifiers(c.args[i]))
+            if (varies_at(c, id)) {
+              tp[i] = 1;
+              grew = true;
+              break;
+            }
+        }
+        if (grew && !queued[c.target]) {
+          queued[c.target] = 1;
+          work.push_back(static_cast<uint32_t>(c.target));
+        }
+      }
+    }
+    return pv;
+  }
+
   void guard_varying() {
+    auto pv = varying_params();
     for (size_t gi = 0; gi < m.guards_.size(); ++gi) {
       Guard& g = m.guards_[gi];
       const GuardFacts& gf = guard_facts[gi];
       bool varying = gf.percent;
-      std::set<std::string> vary;
-      for (int32_t l = g.loop; l >= 0; l = m.loops_[l].parent) {
-        if (!m.loops_[l].loop_var.empty()) vary.insert(m.loops_[l].loop_var);
-        for (auto& n : m.loops_[l].changed) vary.insert(n);
+      for (auto& n : gf.names) {
+        if (varying) break;
+        if (changes_in_loops(g.loop, n)) varying = true;
+        if (gf.function >= 0) {
+          const auto& ps = m.functions_[gf.function].params;
+          for (size_t i = 0; i < ps.size(); ++i)
+            if (pv[gf.function][i] && m.variables_[ps[i]].name == n) varying = true;
+        }
       }
-      if (g.loop < 0 && gf.function >= 0)  // in a function a step loop calls: its parameters vary
-        for (uint32_t p : m.functions_[gf.function].params) vary.insert(m.variables_[p].name);
-      for (auto& n : gf.names)
-        if (vary.count(n)) varying = true;
       g.varying = varying;
     }
   }
@@ -1279,19 +1486,22 @@ struct Builder {
   void compute_reach() {
     m.reach_.assign(m.functions_.size(), std::nullopt);
     std::deque<uint32_t> q;
-    for (auto& l : m.loops_) {
-      if (l.kind != LoopKind::TrainingStep && l.kind != LoopKind::EvaluationStep) continue;
-      for (auto& c : m.calls_) {
-        if (c.target < 0 || c.tu != l.tu || c.function != l.function || c.loop < 0 || !loop_contains(l, c.loop)) continue;
-        // the innermost step loop around the call must be this one
-        int32_t step = -1;
-        for (int32_t p = c.loop; p >= 0 && step < 0; p = m.loops_[p].parent)
-          if (m.loops_[p].kind == LoopKind::TrainingStep || m.loops_[p].kind == LoopKind::EvaluationStep) step = p;
-        if (step != static_cast<int32_t>(l.id) || !unguarded_within(c, step)) continue;
-        if (m.reach_[c.target]) continue;
-        m.reach_[c.target] = StepContext{l.id, {c.id}};
-        q.push_back(static_cast<uint32_t>(c.target));
-      }
+    // calls made in a step loop, unguarded within it: (the innermost step loop around it, call)
+    std::vector<std::pair<uint32_t, uint32_t>> seeds;
+    for (auto& c : m.calls_) {
+      if (c.target < 0 || c.loop < 0) continue;
+      int32_t step = -1;
+      for (int32_t p = c.loop; p >= 0 && step < 0; p = m.loops_[p].parent)
+        if (m.loops_[p].kind == LoopKind::TrainingStep || m.loops_[p].kind == LoopKind::EvaluationStep) step = p;
+      if (step < 0 || !unguarded_within(c, step)) continue;
+      seeds.emplace_back(static_cast<uint32_t>(step), c.id);
+    }
+    std::sort(seeds.begin(), seeds.end());  // loop order, then call order: the first claim wins
+    for (auto [loop, cid] : seeds) {
+      const CallSite& c = m.calls_[cid];
+      if (m.reach_[c.target]) continue;
+      m.reach_[c.target] = StepContext{loop, {c.id}};
+      q.push_back(static_cast<uint32_t>(c.target));
     }
     while (!q.empty()) {
       uint32_t f = q.front();
@@ -1314,9 +1524,16 @@ struct Builder {
   }
 
   void cuda_facts() {
+    m.tu_places_on_cuda_.assign(m.tus_.size(), 0);
+    std::vector<const CallSite*> placing;
+    for (auto& c : m.calls_)
+      if (c.places_on_cuda) {
+        placing.push_back(&c);
+        m.tu_places_on_cuda_[c.tu] = 1;
+      }
     for (auto& p : m.programs_)
-      for (auto& c : m.calls_)
-        if (c.places_on_cuda && m.runs_in_program(p, c)) {
+      for (const CallSite* c : placing)
+        if (m.runs_in_program(p, *c)) {
           p.on_cuda = true;
           break;
         }
@@ -1325,27 +1542,53 @@ struct Builder {
 
 // ------------------------------------------------------------------ queries
 
+namespace {
+constexpr int64_t kLocalScope = 0, kClassScope = int64_t{1} << 40, kTuScope = int64_t{2} << 40;
+}
+
+void Model::index_variable(uint32_t vi) {
+  const Variable& v = variables_[vi];
+  int64_t scope = v.function >= 0 ? kLocalScope + v.function : v.cls >= 0 ? kClassScope + v.cls : kTuScope + v.tu;
+  auto& vs = by_scope_name_[ScopeName{scope, v.name}];
+  // kept in declaration order (a range-for variable is recorded after its range expression)
+  auto at = std::upper_bound(vs.begin(), vs.end(), v.decl.begin,
+                             [&](uint32_t b, uint32_t x) { return b < variables_[x].decl.begin; });
+  vs.insert(at, vi);
+  if (v.function >= 0) {
+    if (locals_.size() <= static_cast<size_t>(v.function)) locals_.resize(v.function + 1);
+    locals_[v.function].push_back(vi);
+  }
+}
+
+const std::vector<uint32_t>& Model::locals(int32_t fn) const {
+  static const std::vector<uint32_t> none;
+  return fn >= 0 && static_cast<size_t>(fn) < locals_.size() ? locals_[fn] : none;
+}
+
 int32_t Model::lookup(uint32_t tu, int32_t fn, std::string_view name, uint32_t offset) const {
-  int32_t best = -1;
+  ScopeName key{0, std::string(name)};
+  auto vars = [&](int64_t scope) -> const std::vector<uint32_t>* {
+    key.scope = scope;
+    auto it = by_scope_name_.find(key);
+    return it == by_scope_name_.end() ? nullptr : &it->second;
+  };
   if (fn >= 0) {
-    for (size_t i = 0; i < variables_.size(); ++i) {
-      const Variable& v = variables_[i];
-      if (v.function != fn || v.tu != tu || v.name != name) continue;
-      if (v.decl.begin > offset || offset > v.scope_end) continue;
-      if (best < 0 || v.decl.begin >= variables_[best].decl.begin) best = static_cast<int32_t>(i);
+    // the innermost visible declaration: the latest one before `offset` whose block is still open
+    if (auto* vs = vars(kLocalScope + fn)) {
+      auto end = std::upper_bound(vs->begin(), vs->end(), offset,
+                                  [&](uint32_t off, uint32_t x) { return off < variables_[x].decl.begin; });
+      for (auto it = end; it != vs->begin();) {
+        const Variable& v = variables_[*--it];
+        if (v.tu == tu && offset <= v.scope_end) return static_cast<int32_t>(*it);
+      }
     }
-    if (best >= 0) return best;
     const std::string& cls = functions_[fn].cls;
     if (!cls.empty())
-      for (auto& c : classes_)
-        if (c.name == cls)
-          for (uint32_t v : c.members)
-            if (variables_[v].name == name) return static_cast<int32_t>(v);
+      if (auto it = classes_by_name_.find(cls); it != classes_by_name_.end())
+        for (uint32_t c : it->second)
+          if (auto* vs = vars(kClassScope + c)) return static_cast<int32_t>(vs->front());
   }
-  for (size_t i = 0; i < variables_.size(); ++i) {
-    const Variable& v = variables_[i];
-    if (v.function == -1 && v.cls == -1 && v.tu == tu && v.name == name) return static_cast<int32_t>(i);
-  }
+  if (auto* vs = vars(kTuScope + tu)) return static_cast<int32_t>(vs->front());
   return -1;
 }
 
@@ -1363,11 +1606,7 @@ bool Model::runs_in_program(const Program& p, const Site& s) const {
 
 bool Model::on_cuda(uint32_t tu) const {
   const auto& ps = tus_[tu].programs;
-  if (ps.empty()) {
-    for (auto& c : calls_)
-      if (c.tu == tu && c.places_on_cuda) return true;
-    return false;
-  }
+  if (ps.empty()) return tu < tu_places_on_cuda_.size() && tu_places_on_cuda_[tu];
   for (uint32_t p : ps)
     if (programs_[p].on_cuda) return true;
   return false;
@@ -1412,7 +1651,10 @@ Model Model::build(const std::vector<const SourceFile*>& files) {
   b.finish_classes();
   for (uint32_t i = 0; i < files.size(); ++i)
     if (b.trees[i].root() != kNone) b.walk_namespace_scope(i, b.trees[i].root());
+  b.walk_member_initializers();
   for (uint32_t f = 0; f < m.functions_.size(); ++f) b.walk_function(f);
+  for (auto [tu, off] : b.truncated_tus)
+    m.tus_[tu].syntax_errors.emplace_back(files[tu]->line_col(off), "nested more than 1500 levels deep: not analysed further");
   b.resolve_targets();
   b.device_facts();
   b.classify_loops();

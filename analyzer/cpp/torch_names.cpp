@@ -33,6 +33,17 @@ constexpr std::string_view kTensorFunctions[] = {
     "leaky_relu", "einsum", "transpose", "reshape", "squeeze", "unsqueeze", "max", "min", "norm", "tensordot",
     "outer", "exp2", "tril", "triu", "ones_like", "sign", "topk_values", "cumsum", "logsumexp", "square"};
 
+// torch::nn::functional (F::) entry points that return one tensor, beyond kTensorFunctions
+constexpr std::string_view kFunctional[] = {
+    "cross_entropy", "kl_div", "huber_loss", "soft_margin_loss", "margin_ranking_loss", "cosine_similarity",
+    "pairwise_distance", "normalize", "interpolate", "pad", "one_hot", "relu6", "elu", "selu", "silu", "mish",
+    "softplus", "hardtanh", "logsigmoid", "glu", "dropout2d", "dropout3d", "avg_pool1d", "avg_pool3d", "max_pool3d",
+    "adaptive_max_pool2d", "adaptive_avg_pool1d", "adaptive_avg_pool3d", "conv1d", "conv3d", "conv_transpose2d",
+    "instance_norm", "group_norm", "embedding", "grid_sample", "affine_grid", "pixel_shuffle", "unfold", "fold",
+    "gumbel_softmax", "softmin", "triplet_margin_loss", "cosine_embedding_loss", "poisson_nll_loss",
+    "multilabel_margin_loss", "hinge_embedding_loss", "local_response_norm", "threshold", "hardshrink",
+    "softshrink", "tanhshrink", "celu", "rrelu", "prelu"};
+
 constexpr std::string_view kTensorMethods[] = {
     "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "long", "int", "view", "reshape", "mean", "sum",
     "argmax", "detach", "clone", "contiguous", "squeeze", "unsqueeze", "flatten", "t", "transpose", "permute",
@@ -124,7 +135,9 @@ TypeKind type_kind(std::string_view q) {
 }
 
 Type free_result(std::string_view q) {
-  if (in_ns(q, "", kTensorFunctions) || in_ns(q, "nn::functional::", kTensorFunctions)) return {TypeKind::Tensor, "at::Tensor"};
+  if (in_ns(q, "", kTensorFunctions) || in_ns(q, "nn::functional::", kTensorFunctions) ||
+      in_ns(q, "nn::functional::", kFunctional))
+    return {TypeKind::Tensor, "at::Tensor"};
   if (in_ns(q, "data::", {"make_data_loader"})) return {TypeKind::DataLoader, "torch::data::DataLoader"};
   if (in_ns(q, "", {"Device"})) return {TypeKind::Device, "torch::Device"};
   return {};
@@ -141,6 +154,7 @@ bool known(std::string_view q) {
   return type_kind(q) != TypeKind::Unknown || free_result(q).kind != TypeKind::Unknown || is_device_constant(q) ||
          in_ns(q, "", {"save", "load", "manual_seed", "NoGradGuard"}) ||
          in_ns(q, "nn::parallel::", {"data_parallel"}) || in_ns(q, "cuda::", {"synchronize", "is_available", "device_count"}) ||
+         in_ns(q, "cuda::CUDACachingAllocator::", {"emptyCache"}) ||
          in_ns(q, "nn::", kConvolutions) || in_ns(q, "data::", {"make_data_loader", "DataLoaderOptions"});
 }
 

@@ -14,9 +14,10 @@ bool eval_name(std::string n) {
 
 // A grad guard declared in function `fn` whose block holds byte `at`.
 bool guard_in_scope(const Model& m, uint32_t tu, int32_t fn, uint32_t at) {
-  for (auto& v : m.variables())
-    if (v.tu == tu && v.function == fn && v.type.kind == TypeKind::GradGuard && v.decl.begin < at && at <= v.scope_end)
-      return true;
+  for (uint32_t i : m.locals(fn)) {
+    const Variable& v = m.variables()[i];
+    if (v.tu == tu && v.type.kind == TypeKind::GradGuard && v.decl.begin < at && at <= v.scope_end) return true;
+  }
   return false;
 }
 

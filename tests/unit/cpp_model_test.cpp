@@ -299,4 +299,119 @@ void run(torch::nn::Linear& net, torch::optim::SGD& optimizer, std::vector<torch
   EXPECT_EQ(b->model.loops()[sc->loop].range.start.line, 4u);
 }
 
+TEST(CppModel, BlockScopeUsingsLastUntilTheirBlockEnds) {
+  auto b = build_cpp({{"b.cpp", R"(#include <torch/torch.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <torch/nn/parallel/data_parallel.h>
+torch::Tensor data_parallel(torch::Tensor x) { return x; }
+int main() {
+  torch::Tensor x = torch::randn({4, 4});
+  {
+    using namespace c10::cuda;
+    using torch::nn::parallel::data_parallel;
+    namespace par = torch::nn::parallel;
+    CUDACachingAllocator::emptyCache();
+    auto a = data_parallel(x);
+    auto c = par::data_parallel(x);
+  }
+  CUDACachingAllocator::emptyCache();
+  auto d = data_parallel(x);
+  return 0;
+}
+)"}});
+  EXPECT_EQ(b->call("b.cpp", "CUDACachingAllocator::emptyCache", 0).callee, "c10::cuda::CUDACachingAllocator::emptyCache");
+  EXPECT_EQ(b->call("b.cpp", "data_parallel(x)", 0).callee, "torch::nn::parallel::data_parallel");
+  EXPECT_EQ(b->call("b.cpp", "par::data_parallel(x)").callee, "torch::nn::parallel::data_parallel");
+  // after the block: neither the directive nor the declaration is in force
+  EXPECT_EQ(b->call("b.cpp", "CUDACachingAllocator::emptyCache", 1).callee, "CUDACachingAllocator::emptyCache");
+  const CallSite& d = b->call("b.cpp", "data_parallel(x)", 1);
+  EXPECT_EQ(d.callee, "data_parallel");
+  ASSERT_GE(d.target, 0);
+  EXPECT_EQ(b->model.functions()[d.target].qualified_name, "data_parallel");
+}
+
+TEST(CppModel, NamespaceScopeUsingDeclaration) {
+  auto b = build_cpp({{"n.cpp", R"(#include <torch/torch.h>
+using torch::Tensor;
+using torch::optim::Adam;
+Tensor step(Tensor w) { return w * 2; }
+int main() {
+  Tensor w = torch::randn({3});
+  Adam opt({w}, torch::optim::AdamOptions(0.1));
+  return 0;
+}
+)"}});
+  EXPECT_EQ(b->model.translation_units()[0].using_declarations.at("Adam"), "torch::optim::Adam");
+  EXPECT_EQ(b->var("n.cpp", "w").type.kind, TypeKind::Tensor);
+  EXPECT_EQ(b->var("n.cpp", "opt").type.kind, TypeKind::Optimizer);
+}
+
+TEST(CppModel, ParametersVaryOnlyWhenBoundToWhatChangesInTheLoop) {
+  auto b = build_cpp({{"p.cpp", R"(#include <torch/torch.h>
+struct Options { bool low_memory = false; int64_t every = 100; };
+void release() { torch::save(torch::zeros({1}), "x.pt"); }
+void after_step(const Options& opts, int64_t step) {
+  if (opts.low_memory) release();
+  if (step > opts.every) torch::save(torch::ones({1}), "late.pt");
+}
+void relay(const Options& o, int64_t s) { after_step(o, s); }
+int main() {
+  Options opts;
+  torch::nn::Linear net(4, 1);
+  torch::optim::SGD optimizer(net->parameters(), 0.1);
+  int64_t step = 0;
+  for (int i = 0; i < 1000; ++i) {
+    auto loss = net->forward(torch::randn({8, 4})).sum();
+    loss.backward();
+    optimizer.step();
+    relay(opts, step);
+    ++step;
+  }
+}
+)"}});
+  // `opts` is configuration: the guard in after_step does not vary, release() runs every step
+  EXPECT_TRUE(b->per_step("p.cpp", "torch::save(torch::zeros"));
+  // `step` changes in the loop, through relay()'s parameter into after_step()'s
+  EXPECT_FALSE(b->per_step("p.cpp", "torch::save(torch::ones"));
+}
+
+TEST(CppModel, AnyOperatorShiftOfATensorIsAStreamWrite) {
+  auto b = build_cpp({{"s.cpp", R"(#include <torch/torch.h>
+#include <sstream>
+#include <glog/logging.h>
+void report(std::ostream& os, const torch::Tensor& t) { os << "t=" << t; }
+int main() {
+  torch::Tensor loss = torch::randn({1});
+  std::ostringstream line;
+  line << "loss: " << loss;
+  LOG(INFO) << "loss " << loss;
+  int64_t flags = 1 << 4;
+  std::ostringstream quiet;
+  quiet << "flags " << flags;
+  report(line, loss);
+}
+)"}});
+  std::vector<std::string> streams;
+  for (auto& w : b->model.stream_writes()) {
+    bool tensor = false;
+    for (auto& ty : w.operand_types) tensor = tensor || ty.kind == TypeKind::Tensor;
+    streams.push_back(w.stream + (tensor ? ":tensor" : ""));
+  }
+  EXPECT_EQ(streams, (std::vector<std::string>{"os:tensor", "line:tensor", "LOG(INFO):tensor", "quiet"}));
+}
+
+TEST(CppModel, DeepAndBrokenSourcesGiveAModel) {
+  // an expression 20000 levels deep and a file cut in the middle of a function
+  std::string deep = "#include <torch/torch.h>\nint main() {\n  auto x = torch::zeros({1});\n  auto y = ";
+  for (int i = 0; i < 20000; ++i) deep += "x + ";
+  deep += "x;\n  for (int i = 0; i < 3; ++i) { y.backward(); }\n}\n";
+  std::string broken = std::string(kMnist).substr(0, std::string(kMnist).size() / 2) + "\n}}} ) ;; for (auto& b : *loader {\n";
+  auto b = build_cpp({{"deep.cpp", deep}, {"broken.cpp", broken}});
+  EXPECT_FALSE(b->model.translation_units()[b->tu("broken.cpp")].syntax_errors.empty());
+  EXPECT_EQ(b->var("broken.cpp", "x").type.kind, TypeKind::Tensor);  // NetImpl::forward's parameter
+  const auto& deep_tu = b->model.translation_units()[b->tu("deep.cpp")];
+  ASSERT_FALSE(deep_tu.syntax_errors.empty());
+  EXPECT_NE(deep_tu.syntax_errors.back().second.find("nested more than"), std::string::npos);
+}
+
 }  // namespace
