@@ -12,6 +12,7 @@
 #include "analyzer/cpp/model.h"
 #include "rules/cpp/rules.h"
 #include "rules/registry.h"
+#include "support/cpp_generated_source.h"
 
 extern "C" const TSLanguage* tree_sitter_cpp(void);
 
@@ -99,8 +100,8 @@ void BM_CppBareParse(benchmark::State& state) {
   state.counters["lines"] = static_cast<double>(std::count(text.begin(), text.end(), '\n'));
 }
 
-void BM_CppFastPath(benchmark::State& state) {
-  tl::SourceFile src("train.cpp", source());
+void run_fast_path(benchmark::State& state, const std::string& text) {
+  tl::SourceFile src("train.cpp", text);
   const tl::cpp::CheckFn checks[] = {
       tl::cpp::check_empty_cache_per_step, tl::cpp::check_checkpoint_per_step, tl::cpp::check_host_sync_per_step,
       tl::cpp::check_setup_in_step, tl::cpp::check_dataloader_no_workers, tl::cpp::check_data_parallel,
@@ -121,8 +122,18 @@ void BM_CppFastPath(benchmark::State& state) {
   state.counters["findings"] = static_cast<double>(findings);
 }
 
+void BM_CppFastPath(benchmark::State& state) { run_fast_path(state, source()); }
+
+// A generated 5 MB file (tests/support/cpp_generated_source.h): the model scales with the source.
+void BM_CppFastPath5MB(benchmark::State& state) {
+  static const std::string text = tl::test::generated_libtorch_source(5u << 20).text;
+  run_fast_path(state, text);
+  state.counters["MB"] = static_cast<double>(text.size()) / (1 << 20);
+}
+
 }  // namespace
 
 BENCHMARK(BM_CppBareParse)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_CppFastPath)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_CppFastPath5MB)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 BENCHMARK_MAIN();
