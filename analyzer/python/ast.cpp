@@ -6,16 +6,14 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "analyzer/core/flat_tree_build.h"
+
 extern "C" const TSLanguage* tree_sitter_python(void);
 
 namespace tl::py {
 namespace {
 
-struct KindName {
-  K kind;
-  const char* name;
-};
-constexpr KindName kKindNames[] = {
+constexpr flat::Named<K> kKindNames[] = {
     {K::Module, "module"}, {K::FunctionDefinition, "function_definition"},
     {K::ClassDefinition, "class_definition"}, {K::DecoratedDefinition, "decorated_definition"},
     {K::Decorator, "decorator"}, {K::Block, "block"}, {K::ForStatement, "for_statement"},
@@ -55,11 +53,7 @@ constexpr KindName kKindNames[] = {
     {K::ExpressionList, "expression_list"},
 };
 
-struct FieldName {
-  F field;
-  const char* name;
-};
-constexpr FieldName kFieldNames[] = {
+constexpr flat::Named<F> kFieldNames[] = {
     {F::Name, "name"}, {F::Body, "body"}, {F::Parameters, "parameters"}, {F::Left, "left"},
     {F::Right, "right"}, {F::Condition, "condition"}, {F::Consequence, "consequence"},
     {F::Alternative, "alternative"}, {F::Function, "function"}, {F::Arguments, "arguments"},
@@ -69,139 +63,20 @@ constexpr FieldName kFieldNames[] = {
     {F::Type, "type"}, {F::ReturnType, "return_type"}, {F::Argument, "argument"},
 };
 
-struct LanguageTables {
-  const TSLanguage* lang = nullptr;
-  std::vector<K> kind_by_symbol;
-  std::vector<uint8_t> named_by_symbol;
-  std::vector<F> field_by_id;
-  LanguageTables() {
-    lang = tree_sitter_python();
-    uint32_t n = ts_language_symbol_count(lang);
-    kind_by_symbol.assign(n + 1, K::Other);
-    named_by_symbol.assign(n + 1, 0);
-    std::unordered_map<std::string, K> by_name;
-    for (auto& kn : kKindNames) by_name[kn.name] = kn.kind;
-    for (uint32_t s = 0; s < n; ++s) {
-      const char* name = ts_language_symbol_name(lang, static_cast<TSSymbol>(s));
-      TSSymbolType t = ts_language_symbol_type(lang, static_cast<TSSymbol>(s));
-      named_by_symbol[s] = t == TSSymbolTypeRegular;
-      if (!name || t != TSSymbolTypeRegular) continue;
-      if (auto it = by_name.find(name); it != by_name.end()) kind_by_symbol[s] = it->second;
-    }
-    uint32_t nf = ts_language_field_count(lang);
-    field_by_id.assign(nf + 1, F::None);
-    for (uint32_t f = 1; f <= nf; ++f) {
-      const char* name = ts_language_field_name_for_id(lang, static_cast<TSFieldId>(f));
-      if (!name) continue;
-      for (auto& fn : kFieldNames)
-        if (std::string_view(name) == fn.name) field_by_id[f] = fn.field;
-    }
-  }
-};
+using Grammar = flat::Grammar<K, F>;
+using Access = flat::TreeAccess<K, F>;
+using flat::TreeHandle;
 
-const LanguageTables& tables() {
-  static const LanguageTables t;
-  return t;
+const Grammar& grammar() {
+  static const Grammar g(tree_sitter_python(), kKindNames, kFieldNames);
+  return g;
 }
-
-struct ParserDeleter {
-  void operator()(TSParser* p) const { ts_parser_delete(p); }
-};
-struct TreeDeleter {
-  void operator()(TSTree* t) const { ts_tree_delete(t); }
-};
-struct CursorGuard {
-  TSTreeCursor c;
-  explicit CursorGuard(TSNode n) : c(ts_tree_cursor_new(n)) {}
-  ~CursorGuard() { ts_tree_cursor_delete(&c); }
-};
-
-TSParser* thread_parser() {
-  thread_local std::unique_ptr<TSParser, ParserDeleter> parser = [] {
-    std::unique_ptr<TSParser, ParserDeleter> p(ts_parser_new());
-    ts_parser_set_language(p.get(), tables().lang);
-    return p;
-  }();
-  return parser.get();
-}
-
-}  // namespace
-
-struct TreeBuilder {
-  static void build(Tree& t, TSNode root) {
-    const auto& tab = tables();
-    CursorGuard cur(root);
-    std::vector<NodeId> stack;      // ancestors of the current node
-    std::vector<NodeId> last_child; // last child seen for each stack entry
-    t.nodes_.reserve(ts_node_child_count(root) * 16 + 64);
-    auto add = [&](TSNode n, TSFieldId fid) {
-      Node nd;
-      nd.start = ts_node_start_byte(n);
-      nd.end = ts_node_end_byte(n);
-      TSSymbol sym = ts_node_symbol(n);
-      nd.symbol = sym;
-      bool is_error = ts_node_is_null(n) ? false : (sym == static_cast<TSSymbol>(-1));
-      nd.kind = is_error ? K::Error : (sym < tab.kind_by_symbol.size() ? tab.kind_by_symbol[sym] : K::Other);
-      nd.named = ts_node_is_named(n);
-      nd.field = fid < tab.field_by_id.size() ? tab.field_by_id[fid] : F::None;
-      NodeId id = static_cast<NodeId>(t.nodes_.size());
-      if (!stack.empty()) {
-        NodeId p = stack.back();
-        nd.parent = p;
-        if (last_child.back() == kNone)
-          t.nodes_[p].first_child = id;
-        else
-          t.nodes_[last_child.back()].next_sibling = id;
-        last_child.back() = id;
-      }
-      t.nodes_.push_back(nd);
-      if (is_error)
-        t.errors_.emplace_back(nd.start, "syntax error");
-      else if (ts_node_is_missing(n))
-        t.errors_.emplace_back(nd.start, std::string("missing '") + ts_node_type(n) + "'");
-      return id;
-    };
-    NodeId id = add(ts_tree_cursor_current_node(&cur.c), 0);
-    stack.push_back(id);
-    last_child.push_back(kNone);
-    if (!ts_tree_cursor_goto_first_child(&cur.c)) {
-      t.nodes_[id].subtree_end = id + 1;
-      return;
-    }
-    for (;;) {
-      TSNode n = ts_tree_cursor_current_node(&cur.c);
-      NodeId nid = add(n, ts_tree_cursor_current_field_id(&cur.c));
-      if (ts_tree_cursor_goto_first_child(&cur.c)) {
-        stack.push_back(nid);
-        last_child.push_back(kNone);
-        continue;
-      }
-      t.nodes_[nid].subtree_end = nid + 1;
-      while (!ts_tree_cursor_goto_next_sibling(&cur.c)) {
-        if (!ts_tree_cursor_goto_parent(&cur.c)) {
-          // Back at the root.
-          while (!stack.empty()) {
-            t.nodes_[stack.back()].subtree_end = static_cast<NodeId>(t.nodes_.size());
-            stack.pop_back();
-          }
-          return;
-        }
-        t.nodes_[stack.back()].subtree_end = static_cast<NodeId>(t.nodes_.size());
-        stack.pop_back();
-        last_child.pop_back();
-      }
-    }
-  }
-};
-
-namespace {
-using TreeHandle = std::unique_ptr<TSTree, TreeDeleter>;
 
 // Parses `src`, incrementally from `old` (already edited to match `src`) when given, and keeps
 // the tree-sitter tree in `keep` when asked.
 Tree parse_tree(const SourceFile& src, const TSTree* old, TreeHandle* keep) {
   Tree t;
-  TSParser* parser = thread_parser();
+  TSParser* parser = flat::thread_parser(grammar().lang);
   ts_parser_reset(parser);
   TreeHandle tree(ts_parser_parse_string(parser, old, src.text().data(), static_cast<uint32_t>(src.text().size())));
   // Error recovery depends on the parse's history: an incremental parse of a text with syntax
@@ -232,12 +107,7 @@ TSPoint point_at(std::string_view text, size_t byte) {
 
 Tree Tree::from_tree_sitter(const SourceFile& src, const TSTree* tree) {
   Tree t;
-  t.src_ = &src;
-  if (!tree) {
-    t.errors_.emplace_back(0, "the parser gave up on this file");
-    return t;
-  }
-  TreeBuilder::build(t, ts_tree_root_node(tree));
+  Access::build(t, src, tree, grammar());
   return t;
 }
 
@@ -268,7 +138,7 @@ Tree ParseCache::parse(const SourceFile& src) {
       ++stats_.copies;
       const_cast<Entry&>(*old).used = ++clock_;
       Tree t = old->tree;
-      t.src_ = &src;
+      Access::set_source(t, &src);
       return t;
     }
   }
@@ -295,7 +165,7 @@ Tree ParseCache::parse(const SourceFile& src) {
   fresh->text = std::string(text);
   fresh->tree = parse_tree(src, edited.get(), &fresh->ts);
   Tree out = fresh->tree;
-  fresh->tree.src_ = nullptr;  // the caller's SourceFile does not outlive this call's result
+  Access::set_source(fresh->tree, nullptr);  // the caller's SourceFile does not outlive this call's result
   std::lock_guard lk(mu_);
   ++(edited ? stats_.incremental : stats_.full);
   fresh->used = ++clock_;
@@ -313,43 +183,6 @@ Tree ParseCache::parse(const SourceFile& src) {
   return out;
 }
 
-std::string_view Tree::type_name(NodeId n) const {
-  const char* s = ts_language_symbol_name(tables().lang, nodes_[n].symbol);
-  return s ? s : "";
-}
-
-NodeId Tree::field(NodeId n, F f) const {
-  for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
-    if (nodes_[c].field == f) return c;
-  return kNone;
-}
-
-std::vector<NodeId> Tree::fields(NodeId n, F f) const {
-  std::vector<NodeId> out;
-  for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
-    if (nodes_[c].field == f) out.push_back(c);
-  return out;
-}
-
-std::vector<NodeId> Tree::named_children(NodeId n) const {
-  std::vector<NodeId> out;
-  for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
-    if (nodes_[c].named && nodes_[c].kind != K::Comment) out.push_back(c);
-  return out;
-}
-
-NodeId Tree::first_named_child(NodeId n) const {
-  for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
-    if (nodes_[c].named && nodes_[c].kind != K::Comment) return c;
-  return kNone;
-}
-
-std::string_view Tree::operator_text(NodeId n) const {
-  NodeId op = field(n, F::Operator);
-  if (op != kNone) return text(op);
-  for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
-    if (!nodes_[c].named) return text(c);
-  return {};
-}
+std::string_view Tree::type_name(NodeId n) const { return grammar().symbol_name((*this)[n].symbol); }
 
 }  // namespace tl::py

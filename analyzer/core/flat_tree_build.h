@@ -1,0 +1,167 @@
+// Building a flat::Tree (analyzer/core/flat_tree.h) from tree-sitter: the grammar's name tables,
+// one parser per thread and language, and the cursor walk. Included by the front ends' sources
+// only (analyzer/python/ast.cpp, analyzer/cpp/syntax.cpp), so that no header names tree-sitter.
+#pragma once
+#include <tree_sitter/api.h>
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "analyzer/core/flat_tree.h"
+
+namespace tl::flat {
+
+struct ParserDeleter {
+  void operator()(TSParser* p) const { ts_parser_delete(p); }
+};
+struct TreeDeleter {
+  void operator()(TSTree* t) const { ts_tree_delete(t); }
+};
+using TreeHandle = std::unique_ptr<TSTree, TreeDeleter>;
+
+// A kind or field of the front end and the grammar's name for it.
+template <class E>
+struct Named {
+  E value;
+  const char* name;
+};
+
+// The grammar's symbols and field ids mapped to the front end's kinds and fields.
+template <class K, class F>
+struct Grammar {
+  const TSLanguage* lang = nullptr;
+  std::vector<K> kind_by_symbol;
+  std::vector<F> field_by_id;
+
+  Grammar(const TSLanguage* language, std::span<const Named<K>> kinds, std::span<const Named<F>> fields)
+      : lang(language) {
+    uint32_t n = ts_language_symbol_count(lang);
+    kind_by_symbol.assign(n + 1, K::Other);
+    std::unordered_map<std::string, K> by_name;
+    for (auto& kn : kinds) by_name[kn.name] = kn.value;
+    for (uint32_t s = 0; s < n; ++s) {
+      const char* name = ts_language_symbol_name(lang, static_cast<TSSymbol>(s));
+      TSSymbolType t = ts_language_symbol_type(lang, static_cast<TSSymbol>(s));
+      if (!name || t != TSSymbolTypeRegular) continue;
+      if (auto it = by_name.find(name); it != by_name.end()) kind_by_symbol[s] = it->second;
+    }
+    uint32_t nf = ts_language_field_count(lang);
+    field_by_id.assign(nf + 1, F::None);
+    for (uint32_t f = 1; f <= nf; ++f) {
+      const char* name = ts_language_field_name_for_id(lang, static_cast<TSFieldId>(f));
+      if (!name) continue;
+      for (auto& fn : fields)
+        if (std::string_view(name) == fn.name) field_by_id[f] = fn.value;
+    }
+  }
+
+  // The grammar's name of a node's symbol ("call", "binary_expression", "%").
+  std::string_view symbol_name(uint16_t symbol) const {
+    const char* s = ts_language_symbol_name(lang, symbol);
+    return s ? s : "";
+  }
+};
+
+// This thread's parser for `lang` (created on first use, reset before each parse by the caller).
+inline TSParser* thread_parser(const TSLanguage* lang) {
+  thread_local std::vector<std::pair<const TSLanguage*, std::unique_ptr<TSParser, ParserDeleter>>> parsers;
+  for (auto& [l, p] : parsers)
+    if (l == lang) return p.get();
+  std::unique_ptr<TSParser, ParserDeleter> p(ts_parser_new());
+  ts_parser_set_language(p.get(), lang);
+  parsers.emplace_back(lang, std::move(p));
+  return parsers.back().second.get();
+}
+
+template <class K, class F>
+struct TreeAccess {
+  // Fills `t` (empty) from a tree-sitter tree of `src`; a null tree (the parser gave up) becomes
+  // one error.
+  static void build(Tree<K, F>& t, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g) {
+    t.src_ = &src;
+    if (!tree) {
+      t.errors_.emplace_back(0, "the parser gave up on this file");
+      return;
+    }
+    walk(t, ts_tree_root_node(tree), g);
+  }
+  static void set_source(Tree<K, F>& t, const SourceFile* src) { t.src_ = src; }
+
+ private:
+  struct CursorGuard {
+    TSTreeCursor c;
+    explicit CursorGuard(TSNode n) : c(ts_tree_cursor_new(n)) {}
+    ~CursorGuard() { ts_tree_cursor_delete(&c); }
+  };
+
+  static void walk(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g) {
+    CursorGuard cur(root);
+    std::vector<NodeId> stack;       // ancestors of the current node
+    std::vector<NodeId> last_child;  // last child seen for each stack entry
+    t.nodes_.reserve(ts_node_child_count(root) * 16 + 64);
+    auto add = [&](TSNode n, TSFieldId fid) {
+      Node<K, F> nd;
+      nd.start = ts_node_start_byte(n);
+      nd.end = ts_node_end_byte(n);
+      TSSymbol sym = ts_node_symbol(n);
+      nd.symbol = sym;
+      bool is_error = ts_node_is_null(n) ? false : (sym == static_cast<TSSymbol>(-1));
+      nd.kind = is_error ? K::Error : (sym < g.kind_by_symbol.size() ? g.kind_by_symbol[sym] : K::Other);
+      nd.named = ts_node_is_named(n);
+      nd.field = fid < g.field_by_id.size() ? g.field_by_id[fid] : F::None;
+      NodeId id = static_cast<NodeId>(t.nodes_.size());
+      if (!stack.empty()) {
+        NodeId p = stack.back();
+        nd.parent = p;
+        if (last_child.back() == kNone)
+          t.nodes_[p].first_child = id;
+        else
+          t.nodes_[last_child.back()].next_sibling = id;
+        last_child.back() = id;
+      }
+      t.nodes_.push_back(nd);
+      if (is_error)
+        t.errors_.emplace_back(nd.start, "syntax error");
+      else if (ts_node_is_missing(n))
+        t.errors_.emplace_back(nd.start, std::string("missing '") + ts_node_type(n) + "'");
+      return id;
+    };
+    NodeId id = add(ts_tree_cursor_current_node(&cur.c), 0);
+    stack.push_back(id);
+    last_child.push_back(kNone);
+    if (!ts_tree_cursor_goto_first_child(&cur.c)) {
+      t.nodes_[id].subtree_end = id + 1;
+      return;
+    }
+    for (;;) {
+      TSNode n = ts_tree_cursor_current_node(&cur.c);
+      NodeId nid = add(n, ts_tree_cursor_current_field_id(&cur.c));
+      if (ts_tree_cursor_goto_first_child(&cur.c)) {
+        stack.push_back(nid);
+        last_child.push_back(kNone);
+        continue;
+      }
+      t.nodes_[nid].subtree_end = nid + 1;
+      while (!ts_tree_cursor_goto_next_sibling(&cur.c)) {
+        if (!ts_tree_cursor_goto_parent(&cur.c)) {
+          // Back at the root.
+          while (!stack.empty()) {
+            t.nodes_[stack.back()].subtree_end = static_cast<NodeId>(t.nodes_.size());
+            stack.pop_back();
+          }
+          return;
+        }
+        t.nodes_[stack.back()].subtree_end = static_cast<NodeId>(t.nodes_.size());
+        stack.pop_back();
+        last_child.pop_back();
+      }
+    }
+  }
+};
+
+}  // namespace tl::flat
