@@ -56,6 +56,7 @@ bool library_like(const Module& m) {
 }  // namespace
 
 struct ProgramReach {
+  explicit ProgramReach(ProgramModel& m) : pm(m) {}
   ProgramModel& pm;
 
   // ---- test modules ----------------------------------------------------------------------
@@ -165,6 +166,13 @@ struct ProgramReach {
       for (auto& c : mp->classes)
         for (Class* b : c->local_bases) pm.class_has_subclass_.insert(b);
 
+    // What every program reads of a module, computed once rather than once per program (the
+    // programs of a large tree import most of it: the work was programs x code).
+    seeds_.assign(pm.modules_.size(), {});
+    parallel_for(pm.modules_.size(), threads, [&](size_t i) { seeds_[i] = module_seeds(*pm.modules_[i], top[i]); });
+    if_candidates_.assign(pm.functions_.size(), {});
+    parallel_for(pm.functions_.size(), threads, [&](size_t i) { if_candidates_[i] = if_candidates(*pm.functions_[i]); });
+
     for (auto& p : pm.programs_) {
       reach_program(p, top, fn_refs, nested);
       if (find_dead_branches(p)) {
@@ -173,6 +181,76 @@ struct ProgramReach {
       }
     }
   }
+
+  // A module's import-time code, as every program that imports it runs it.
+  struct ModuleSeeds {
+    std::vector<std::pair<const Call*, bool>> calls;  // top-level calls; true: under the main guard
+    std::vector<char> ref_guarded;                    // per entry of `top`: under the main guard
+    std::vector<Function*> registered_fns;            // registered by a decorator
+    std::vector<Class*> registered_classes;
+    bool library_like = false;
+  };
+  ModuleSeeds module_seeds(Module& m, const std::vector<std::pair<NodeId, Ref>>& top) const {
+    ModuleSeeds s;
+    for (auto& c : m.calls)
+      if (!c.fn) s.calls.emplace_back(&c, in_main_guard(m, c.node));
+    s.ref_guarded.reserve(top.size());
+    for (auto& [n, r] : top) s.ref_guarded.push_back(in_main_guard(m, n));
+    // registered by a decorator (`@MODELS.register_module()`, `@app.command()`): called by
+    // whoever holds the registry
+    for (auto& f : m.functions)
+      if (!f->outer && !f->cls)
+        for (auto& d : f->decorators)
+          if (!wrapping_decorator(d)) {
+            s.registered_fns.push_back(f.get());
+            break;
+          }
+    for (auto& c : m.classes) {
+      NodeId dd = m.tree.parent(c->def);
+      if (dd == kNone || !m.tree.is(dd, K::DecoratedDefinition)) continue;
+      for (NodeId d = m.tree[dd].first_child; d != kNone; d = m.tree[d].next_sibling) {
+        if (!m.tree.is(d, K::Decorator)) continue;
+        NodeId e = m.tree.first_named_child(d);
+        if (e != kNone && m.tree.is(e, K::Call)) e = m.tree.field(e, F::Function);
+        if (!wrapping_decorator(pm.qualified_name(m, e))) {
+          s.registered_classes.push_back(c.get());
+          break;
+        }
+      }
+    }
+    s.library_like = library_like(m);
+    return s;
+  }
+
+  // The `if` statements of `f`'s own body (nested definitions excluded) whose condition has a
+  // shape `dead_parts` can decide: a name or attribute, its negation, or a comparison.
+  std::vector<NodeId> if_candidates(const Function& f) const {
+    std::vector<NodeId> out;
+    const Tree& t = f.mod->tree;
+    if (f.body == kNone) return out;
+    std::vector<NodeId> stack{f.body};
+    while (!stack.empty()) {
+      NodeId n = stack.back();
+      stack.pop_back();
+      K k = t.kind(n);
+      if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) continue;
+      if (k == K::IfStatement) {
+        NodeId cond = t.field(n, F::Condition);
+        while (cond != kNone && t.is(cond, K::ParenthesizedExpression)) cond = t.first_named_child(cond);
+        if (cond != kNone) {
+          K ck = t.kind(cond);
+          if (ck == K::Identifier || ck == K::Attribute || ck == K::NotOperator || ck == K::ComparisonOperator)
+            out.push_back(n);
+        }
+      }
+      // statements only: an `if` statement is never inside an expression
+      for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling)
+        if (t[c].named && t[c].subtree_end - c > 1) stack.push_back(c);
+    }
+    return out;
+  }
+  std::vector<ModuleSeeds> seeds_;
+  std::vector<std::vector<NodeId>> if_candidates_;  // per function id
 
   // `self.<attr>` set once, in the class's own `__init__`, and never elsewhere, in a class no
   // analysed class derives from and that is not handed on as a value: the value node (and the
@@ -266,7 +344,7 @@ struct ProgramReach {
     bool any = false;
     auto plain_calls = [&](const Function* g) { return !pm.fn_referenced_[g->id] && !pm.callers_of(g).empty(); };
     for (Function* f : pm.functions_) {
-      if (!p.reaches(f) || f->outer || !f->decorators.empty()) continue;
+      if (if_candidates_[f->id].empty() || !p.reaches(f) || f->outer || !f->decorators.empty()) continue;
       // a plain function's parameters, when all its callers are calls; a method's `self.flag`,
       // set once in `__init__` from its parameter, when all instances come from class calls
       bool params = !f->cls && plain_calls(f);
@@ -275,14 +353,8 @@ struct ProgramReach {
         if (const Function* i = f->cls->find_method("__init__"); i && i->cls == f->cls && plain_calls(i)) attrs = true;
       if (!params && !attrs) continue;
       const Tree& t = f->mod->tree;
-      std::vector<NodeId> stack{f->body};
-      while (!stack.empty()) {
-        NodeId n = stack.back();
-        stack.pop_back();
-        if (n == kNone) continue;
-        K k = t.kind(n);
-        if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) continue;
-        if (k == K::IfStatement) {
+      for (NodeId n : if_candidates_[f->id]) {
+        {
           auto values = [&](NodeId subject) {
             ValueSet unknown;
             unknown.unknown = true;
@@ -305,7 +377,6 @@ struct ProgramReach {
             any = true;
           }
         }
-        for (NodeId c : t.named_children(n)) stack.push_back(c);
       }
     }
     return any;
@@ -377,33 +448,21 @@ struct ProgramReach {
       };
       for (Module* m : p.members) {
         bool entry = m == p.entry;
-        for (auto& c : m->calls) {
-          if (c.fn || (!entry && in_main_guard(*m, c.node))) continue;
-          if (p.in_dead_branch(*m, c.node)) continue;
-          add_fn(c.target);
-          add_cls(c.target_class);
+        const ModuleSeeds& seeds = seeds_[m->index];
+        for (auto& [c, guarded] : seeds.calls) {
+          if (!entry && guarded) continue;
+          if (p.in_dead_branch(*m, c->node)) continue;
+          add_fn(c->target);
+          add_cls(c->target_class);
         }
-        for (auto& [n, r] : top[m->index])
-          if (entry || !in_main_guard(*m, n)) add_ref(r);
-        // registered by a decorator (`@MODELS.register_module()`, `@app.command()`): called by
-        // whoever holds the registry
-        for (auto& f : m->functions)
-          if (!f->outer && !f->cls)
-            for (auto& d : f->decorators)
-              if (!wrapping_decorator(d)) add_fn(f.get());
-        for (auto& c : m->classes) {
-          NodeId dd = m->tree.parent(c->def);
-          if (dd == kNone || !m->tree.is(dd, K::DecoratedDefinition)) continue;
-          for (NodeId d : m->tree.named_children(dd)) {
-            if (!m->tree.is(d, K::Decorator)) continue;
-            NodeId e = m->tree.first_named_child(d);
-            if (e != kNone && m->tree.is(e, K::Call)) e = m->tree.field(e, F::Function);
-            if (!wrapping_decorator(pm.qualified_name(*m, e))) add_cls(c.get());
-          }
-        }
+        const auto& refs = top[m->index];
+        for (size_t i = 0; i < refs.size(); ++i)
+          if (entry || !seeds.ref_guarded[i]) add_ref(refs[i].second);
+        for (Function* f : seeds.registered_fns) add_fn(f);
+        for (Class* c : seeds.registered_classes) add_cls(c);
         // an entry script that only defines things is a library linted on its own: its callers
         // are outside the analysis
-        if (entry && library_like(*m)) {
+        if (entry && seeds.library_like) {
           for (auto& f : m->functions) add_fn(f.get());
           for (auto& c : m->classes) add_cls(c.get());
         }
