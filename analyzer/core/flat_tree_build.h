@@ -88,7 +88,17 @@ struct TreeAccess {
       t.errors_.emplace_back(0, "the parser gave up on this file");
       return;
     }
-    walk(t, ts_tree_root_node(tree), g);
+    t.nodes_.reserve(src.text().size() / 4 + 64);
+    walk(t, ts_tree_root_node(tree), g, 0, false);
+  }
+  // Appends a tree-sitter tree of the piece of `t`'s source that starts at byte `offset`: the
+  // children of its root go after the children of `t`'s root (built by `build` from the first
+  // piece), their positions moved by `offset`, and the root then ends where the piece ends. For a
+  // file parsed in pieces cut at top-level statements, whose trees together are the whole file's.
+  static void append_piece(Tree<K, F>& t, const TSTree* tree, uint32_t offset, const Grammar<K, F>& g) {
+    TSNode root = ts_tree_root_node(tree);
+    walk(t, root, g, offset, true);
+    t.nodes_[0].end = offset + ts_node_end_byte(root);
   }
   static void set_source(Tree<K, F>& t, const SourceFile* src) { t.src_ = src; }
 
@@ -99,15 +109,16 @@ struct TreeAccess {
     ~CursorGuard() { ts_tree_cursor_delete(&c); }
   };
 
-  static void walk(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g) {
+  // Pre-order copy of the tree under `root`, positions moved by `offset`. With `into_root`, `root`
+  // itself is not copied: its children are appended to the children of node 0.
+  static void walk(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g, uint32_t offset, bool into_root) {
     CursorGuard cur(root);
     std::vector<NodeId> stack;       // ancestors of the current node
     std::vector<NodeId> last_child;  // last child seen for each stack entry
-    t.nodes_.reserve(ts_node_child_count(root) * 16 + 64);
     auto add = [&](TSNode n, TSFieldId fid) {
       Node<K, F> nd;
-      nd.start = ts_node_start_byte(n);
-      nd.end = ts_node_end_byte(n);
+      nd.start = offset + ts_node_start_byte(n);
+      nd.end = offset + ts_node_end_byte(n);
       TSSymbol sym = ts_node_symbol(n);
       nd.symbol = sym;
       bool is_error = ts_node_is_null(n) ? false : (sym == static_cast<TSSymbol>(-1));
@@ -131,11 +142,19 @@ struct TreeAccess {
         t.errors_.emplace_back(nd.start, std::string("missing '") + ts_node_type(n) + "'");
       return id;
     };
-    NodeId id = add(ts_tree_cursor_current_node(&cur.c), 0);
-    stack.push_back(id);
-    last_child.push_back(kNone);
+    NodeId id = 0;
+    if (into_root) {
+      NodeId last = kNone;
+      for (NodeId c = t.nodes_[0].first_child; c != kNone; c = t.nodes_[c].next_sibling) last = c;
+      stack.push_back(0);
+      last_child.push_back(last);
+    } else {
+      id = add(ts_tree_cursor_current_node(&cur.c), 0);
+      stack.push_back(id);
+      last_child.push_back(kNone);
+    }
     if (!ts_tree_cursor_goto_first_child(&cur.c)) {
-      t.nodes_[id].subtree_end = id + 1;
+      t.nodes_[id].subtree_end = static_cast<NodeId>(t.nodes_.size());
       return;
     }
     for (;;) {

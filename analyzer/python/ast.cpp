@@ -2,11 +2,17 @@
 
 #include <tree_sitter/api.h>
 
+#include <algorithm>
+#include <cctype>
+#include <condition_variable>
+#include <thread>
 #include <memory>
+#include <optional>
 #include <mutex>
 #include <unordered_map>
 
 #include "analyzer/core/flat_tree_build.h"
+#include "analyzer/core/parallel.h"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
 
@@ -91,6 +97,182 @@ Tree parse_tree(const SourceFile& src, const TSTree* old, TreeHandle* keep) {
   return t;
 }
 
+// Where a large file may be cut into pieces that parse as the whole does: the starts of top-level
+// statements, found by a light scan that follows strings (single, triple, with escapes), comments,
+// brackets and line continuations. A line qualifies when it starts at column 0 outside any string
+// or bracket, does not continue the previous statement (`else`, `elif`, `except`, `finally`, a
+// closing bracket) and does not follow a decorator. Cuts are at least `chunk` bytes apart.
+std::vector<size_t> chunk_starts(std::string_view s, size_t chunk) {
+  std::vector<size_t> out{0};
+  int depth = 0;
+  char quote = 0;       // the open string's quote character, 0 outside strings
+  bool triple = false;  // the open string is triple-quoted
+  bool continued = false;  // the previous line ended with a backslash outside strings
+  bool after_decorator = false;
+  auto starts_with_word = [&](size_t i, std::string_view w) {
+    if (s.compare(i, w.size(), w) != 0) return false;
+    size_t j = i + w.size();
+    return j >= s.size() || !(std::isalnum(static_cast<unsigned char>(s[j])) || s[j] == '_');
+  };
+  size_t i = 0;
+  while (i < s.size()) {
+    // at the start of a line
+    if (!quote && depth == 0 && !continued) {
+      char c = s[i];
+      bool blank = c == '\n' || c == '\r' || c == ' ' || c == '\t' || c == '\f' || c == '#';
+      if (!blank) {
+        bool clause = starts_with_word(i, "else") || starts_with_word(i, "elif") || starts_with_word(i, "except") ||
+                      starts_with_word(i, "finally") || c == ')' || c == ']' || c == '}';
+        if (!clause && !after_decorator && i - out.back() >= chunk) out.push_back(i);
+        after_decorator = c == '@';
+      }
+    }
+    continued = false;
+    // the rest of the line
+    for (; i < s.size(); ++i) {
+      char c = s[i];
+      if (quote) {
+        if (c == '\\') {
+          ++i;
+          continue;
+        }
+        if (c == '\n' && !triple) {  // an unterminated string: the parser reports it
+          quote = 0;
+          ++i;
+          break;
+        }
+        if (c == quote) {
+          if (!triple) quote = 0;
+          else if (s.compare(i, 3, std::string(3, quote)) == 0) {
+            quote = 0;
+            i += 2;
+          }
+        }
+        continue;
+      }
+      if (c == '#') {
+        while (i < s.size() && s[i] != '\n') ++i;
+      }
+      if (i >= s.size()) break;
+      c = s[i];
+      if (c == '\n') {
+        ++i;
+        break;
+      }
+      if (c == '\'' || c == '"') {
+        quote = c;
+        triple = s.compare(i, 3, std::string(3, c)) == 0;
+        if (triple) i += 2;
+      } else if (c == '(' || c == '[' || c == '{') {
+        ++depth;
+      } else if (c == ')' || c == ']' || c == '}') {
+        if (depth > 0) --depth;
+      } else if (c == '\\' && i + 1 < s.size() && (s[i + 1] == '\n' || s[i + 1] == '\r')) {
+        continued = true;
+      }
+    }
+  }
+  return out;
+}
+
+// Parses `src` in pieces of about `chunk` bytes cut at top-level statements, converting and
+// freeing each piece's tree-sitter tree in order: the peak memory of a huge file is then its
+// converted tree, not tree-sitter's. With `threads` > 1, helper threads parse the pieces ahead of
+// the conversion (at most 2 x `threads` pieces ahead, so memory stays bounded), and the converting
+// thread parses too whenever the piece it needs is not taken. A piece with a syntax error is parsed
+// again together with the pieces after it (up to three more), in case the scan cut inside a
+// statement; an error that remains is the file's own, and error recovery stays within its piece (a
+// whole-file parse may recover differently: only files with syntax errors can differ). Null when
+// the scan finds no cut.
+std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned threads) {
+  std::string_view text = src.text();
+  std::vector<size_t> starts = chunk_starts(text, chunk);
+  if (starts.size() < 2) return std::nullopt;
+  starts.push_back(text.size());
+  const size_t n = starts.size() - 1;
+  auto parse = [&](size_t b, size_t e) {
+    TSParser* parser = flat::thread_parser(grammar().lang);
+    ts_parser_reset(parser);
+    return TreeHandle(ts_parser_parse_string(parser, nullptr, text.data() + b, static_cast<uint32_t>(e - b)));
+  };
+
+  threads = std::max(1u, threads);
+  const size_t window = 2 * size_t{threads};
+  std::vector<TreeHandle> parsed(n);
+  std::vector<char> ready(n, 0);
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t next_parse = 0, converted = 0;
+  bool stop = false;
+  // a piece may be taken when it is within the window ahead of the conversion, or when the
+  // converting thread needs it (`need`: a merge reaches past the window)
+  auto can_take = [&](size_t need = 0) { return next_parse < n && (next_parse < converted + window || next_parse <= need); };
+  auto parse_one = [&](std::unique_lock<std::mutex>& lk) {  // takes the next piece; lk held on entry and exit
+    size_t i = next_parse++;
+    lk.unlock();
+    TreeHandle tr = parse(starts[i], starts[i + 1]);
+    lk.lock();
+    parsed[i] = std::move(tr);
+    ready[i] = 1;
+    cv.notify_all();
+  };
+  auto await = [&](size_t k) {  // piece k's tree, parsing pieces here while it is not taken
+    std::unique_lock lk(mu);
+    while (!ready[k]) {
+      if (can_take(k)) parse_one(lk);
+      else cv.wait(lk);
+    }
+    return std::move(parsed[k]);
+  };
+  std::vector<std::thread> helpers;
+  for (unsigned w = 1; w < threads && w < n; ++w)
+    helpers.emplace_back([&] {
+      std::unique_lock lk(mu);
+      for (;;) {
+        cv.wait(lk, [&] { return stop || can_take(); });
+        if (stop) return;
+        parse_one(lk);
+      }
+    });
+  struct Join {
+    std::vector<std::thread>& helpers;
+    std::mutex& mu;
+    std::condition_variable& cv;
+    bool& stop;
+    ~Join() {
+      {
+        std::lock_guard lk(mu);
+        stop = true;
+      }
+      cv.notify_all();
+      for (auto& h : helpers) h.join();
+    }
+  } join{helpers, mu, cv, stop};
+
+  Tree t;
+  for (size_t k = 0; k < n;) {
+    size_t next = k + 1;
+    TreeHandle piece = await(k);
+    for (int merged = 0; merged < 3 && next < n && (!piece || ts_node_has_error(ts_tree_root_node(piece.get())));
+         ++merged) {
+      await(next);  // parsed again as part of the merged piece
+      piece = parse(starts[k], starts[++next]);
+    }
+    if (!piece) return std::nullopt;  // the parser gave up: Tree::parse reports it for the whole file
+    if (k == 0) Access::build(t, src, piece.get(), grammar());
+    else Access::append_piece(t, piece.get(), static_cast<uint32_t>(starts[k]), grammar());
+    piece.reset();
+    {
+      std::lock_guard lk(mu);
+      converted = k = next;
+    }
+    cv.notify_all();
+  }
+  return t;
+}
+
+constexpr size_t kPieceBytes = size_t{1} << 20;  // files over twice this are parsed in pieces
+
 // Row and byte column of `byte` in `text`.
 TSPoint point_at(std::string_view text, size_t byte) {
   TSPoint p{0, 0};
@@ -111,7 +293,15 @@ Tree Tree::from_tree_sitter(const SourceFile& src, const TSTree* tree) {
   return t;
 }
 
-Tree Tree::parse(const SourceFile& src) { return parse_tree(src, nullptr, nullptr); }
+Tree Tree::parse(const SourceFile& src, unsigned threads) {
+  if (src.text().size() > 2 * kPieceBytes)
+    if (auto t = parse_pieces(src, kPieceBytes, threads)) return std::move(*t);
+  return parse_tree(src, nullptr, nullptr);
+}
+
+std::optional<Tree> Tree::parse_in_pieces(const SourceFile& src, size_t piece_bytes, unsigned threads) {
+  return parse_pieces(src, piece_bytes, threads);
+}
 
 struct ParseCache::Entry {
   std::string text;

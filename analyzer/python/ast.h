@@ -52,10 +52,17 @@ using Node = flat::Node<K, F>;
 
 class Tree : public flat::Tree<K, F> {
  public:
-  // Parses `src`. Never fails for text input: syntax errors become ERROR / MISSING nodes.
-  static Tree parse(const SourceFile& src);
+  // Parses `src`. Never fails for text input: syntax errors become ERROR / MISSING nodes. A file
+  // over 2 MB is parsed in pieces (parse_in_pieces), on up to `threads` threads.
+  static Tree parse(const SourceFile& src, unsigned threads = 1);
   // Converts a tree-sitter tree of `src` (null: the parser gave up, reported as an error).
   static Tree from_tree_sitter(const SourceFile& src, const TSTree* tree);
+  // Parses `src` in pieces of about `piece_bytes` cut at top-level statements (what `parse` does
+  // for files over 2 MB, to bound memory and time on huge files), on up to `threads` threads:
+  // the same tree as a whole-file
+  // parse for a file without syntax errors; with one, error recovery stays within the statements
+  // of its piece. Nullopt when the file has no statement to cut at.
+  static std::optional<Tree> parse_in_pieces(const SourceFile& src, size_t piece_bytes, unsigned threads = 1);
 
   std::string_view type_name(NodeId n) const;  // the grammar's node type name
 };

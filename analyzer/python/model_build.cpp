@@ -1060,7 +1060,9 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
     m->name_path = files[i]->project_path();
     m->src = std::move(files[i]);
     auto t0 = std::chrono::steady_clock::now();
-    m->tree = cache ? cache->parse(*m->src) : Tree::parse(*m->src);
+    // fewer files than threads: a huge file is parsed in pieces on the threads left over
+    unsigned per_file = std::max<unsigned>(1, threads / static_cast<unsigned>(std::max<size_t>(1, files.size())));
+    m->tree = cache ? cache->parse(*m->src) : Tree::parse(*m->src, per_file);
     auto t1 = std::chrono::steady_clock::now();
     collect_module(*m);
     auto t2 = std::chrono::steady_clock::now();
