@@ -170,6 +170,11 @@ struct ProgramReach {
     // programs of a large tree import most of it: the work was programs x code).
     seeds_.assign(pm.modules_.size(), {});
     parallel_for(pm.modules_.size(), threads, [&](size_t i) { seeds_[i] = module_seeds(*pm.modules_[i], top[i]); });
+    class_index_.clear();
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->classes) class_index_.emplace(c.get(), static_cast<uint32_t>(class_index_.size()));
+    succ_.assign(pm.functions_.size(), {});
+    succ_done_.assign(pm.functions_.size(), 0);
     if_candidates_.assign(pm.functions_.size(), {});
     parallel_for(pm.functions_.size(), threads, [&](size_t i) { if_candidates_[i] = if_candidates(*pm.functions_[i]); });
 
@@ -249,6 +254,38 @@ struct ProgramReach {
     }
     return out;
   }
+  // The functions and classes a function's calls, references and nested definitions lead to,
+  // each once: the same in every program without dead branches, so computed on first use.
+  struct Successors {
+    std::vector<Function*> fns;
+    std::vector<Class*> classes;
+  };
+  const Successors& successors(const Function& f, const std::vector<std::vector<Ref>>& fn_refs,
+                               const std::vector<std::vector<Function*>>& nested) {
+    if (succ_done_[f.id]) return succ_[f.id];
+    Successors& s = succ_[f.id];
+    for (uint32_t ci : f.calls) {
+      const Call& c = f.mod->calls[ci];
+      if (c.target) s.fns.push_back(c.target);
+      if (c.target_class) s.classes.push_back(c.target_class);
+    }
+    for (auto& r : fn_refs[f.id]) {
+      if (r.fn) s.fns.push_back(r.fn);
+      if (r.cls) s.classes.push_back(r.cls);
+    }
+    for (Function* g : nested[f.id]) s.fns.push_back(g);
+    auto dedup = [](auto& v) {
+      std::sort(v.begin(), v.end());
+      v.erase(std::unique(v.begin(), v.end()), v.end());
+    };
+    dedup(s.fns);
+    dedup(s.classes);
+    succ_done_[f.id] = 1;
+    return s;
+  }
+  std::vector<Successors> succ_;
+  std::unordered_map<const Class*, uint32_t> class_index_;  // every analysed class, numbered
+  std::vector<char> succ_done_;
   std::vector<ModuleSeeds> seeds_;
   std::vector<std::vector<NodeId>> if_candidates_;  // per function id
 
@@ -437,10 +474,24 @@ struct ProgramReach {
         p.reached[f->id] = 1;
         work.push_back(f);
       };
-      std::function<void(Class*)> add_cls = [&](Class* c) {
-        if (!c || !p.reached_classes.insert(c).second) return;
-        for (auto& [n, f] : c->methods) add_fn(f);
-        for (Class* b : c->local_bases) add_cls(b);
+      // a class reached: its methods may run, and its bases' (each class once per program)
+      std::vector<char> seen_cls(class_index_.size(), 0);
+      std::vector<Class*> cls_stack;
+      auto add_cls = [&](Class* c) {
+        if (!c) return;
+        cls_stack.push_back(c);
+        while (!cls_stack.empty()) {
+          Class* k = cls_stack.back();
+          cls_stack.pop_back();
+          auto it = class_index_.find(k);
+          if (it != class_index_.end()) {
+            if (seen_cls[it->second]) continue;
+            seen_cls[it->second] = 1;
+          }
+          if (!p.reached_classes.insert(k).second) continue;
+          for (auto& [n, f] : k->methods) add_fn(f);
+          for (Class* b : k->local_bases) cls_stack.push_back(b);
+        }
       };
       auto add_ref = [&](const Ref& r) {
         add_fn(r.fn);
@@ -467,9 +518,16 @@ struct ProgramReach {
           for (auto& c : m->classes) add_cls(c.get());
         }
       }
+      const bool plain = p.dead_branches.empty();
       while (!work.empty()) {
         Function* f = work.front();
         work.pop_front();
+        if (plain) {  // no call is in a dead branch: what the function leads to, deduplicated once
+          const Successors& s = successors(*f, fn_refs, nested);
+          for (Function* g : s.fns) add_fn(g);
+          for (Class* c : s.classes) add_cls(c);
+          continue;
+        }
         for (uint32_t ci : f->calls) {
           const Call& c = f->mod->calls[ci];
           if (p.in_dead_branch(*f->mod, c.node)) continue;

@@ -1,8 +1,8 @@
 /* The reference for the whole-process benchmark (bench/README.md): a bare tree-sitter parse of
  * the same files trainlint lints, and nothing else. It walks the folders given on the command line
- * (files ending in .py; symbolic links are not followed), reads each file and parses it with the
- * same pinned tree-sitter-python grammar and the same library trainlint links, then deletes the
- * tree. It prints the number of files, bytes and syntax trees with errors, so that a run can be
+ * (.py files, and the C++ extensions trainlint lints; symbolic links are not followed), reads each
+ * file and parses it with the same pinned grammars (tree-sitter-python, tree-sitter-cpp) and the
+ * same library trainlint links, then deletes the tree. It prints the number of files, bytes and syntax trees with errors, so that a run can be
  * checked to have seen the same input as trainlint. One thread, like `trainlint -j 1`. */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -13,8 +13,10 @@
 #include <tree_sitter/api.h>
 
 const TSLanguage* tree_sitter_python(void);
+const TSLanguage* tree_sitter_cpp(void);
 
-static TSParser* parser;
+static TSParser* py_parser;
+static TSParser* cpp_parser;
 static size_t files, bytes, with_errors;
 
 static int ends_with(const char* s, const char* suffix) {
@@ -22,7 +24,7 @@ static int ends_with(const char* s, const char* suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-static void parse_file(const char* path) {
+static void parse_file(TSParser* parser, const char* path) {
   FILE* f = fopen(path, "rb");
   if (!f) return;
   size_t cap = 1 << 16, len = 0;
@@ -45,7 +47,10 @@ static void walk(const char* path) {
   struct stat st;
   if (lstat(path, &st) != 0) return;
   if (S_ISREG(st.st_mode)) {
-    if (ends_with(path, ".py")) parse_file(path);
+    static const char* const cpp[] = {".cpp", ".cc", ".cxx", ".c++", ".h", ".hh", ".hpp", ".hxx"};
+    if (ends_with(path, ".py")) parse_file(py_parser, path);
+    for (size_t i = 0; i < sizeof cpp / sizeof *cpp; ++i)
+      if (ends_with(path, cpp[i])) parse_file(cpp_parser, path);
     return;
   }
   if (!S_ISDIR(st.st_mode)) return;
@@ -63,10 +68,13 @@ static void walk(const char* path) {
 }
 
 int main(int argc, char** argv) {
-  parser = ts_parser_new();
-  ts_parser_set_language(parser, tree_sitter_python());
+  py_parser = ts_parser_new();
+  ts_parser_set_language(py_parser, tree_sitter_python());
+  cpp_parser = ts_parser_new();
+  ts_parser_set_language(cpp_parser, tree_sitter_cpp());
   for (int i = 1; i < argc; ++i) walk(argv[i]);
-  ts_parser_delete(parser);
+  ts_parser_delete(py_parser);
+  ts_parser_delete(cpp_parser);
   fprintf(stderr, "bare_parse: %zu files, %zu bytes, %zu with syntax errors\n", files, bytes,
           with_errors);
   return 0;
