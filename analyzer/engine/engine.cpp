@@ -150,7 +150,7 @@ class Walker {
 
   void walk_dir(const fs::path& dir, const fs::path& shown, std::vector<Entry>& out, bool target) {
     std::error_code ec;
-    fs::directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+    fs::directory_iterator it(dir, ec), end;  // an unreadable folder is reported, not skipped silently
     if (ec) {
       if (target)
         messages_.push_back({FileMessage::Kind::Warning, display(shown), "skipped folder: " + ec.message(), std::nullopt});

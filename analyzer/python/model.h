@@ -6,6 +6,7 @@
 //      (training step / evaluation step / epoch / other), programs, per-step reach of functions
 // Rules never re-implement loop or guard logic: they ask `runs_every_step`.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -220,13 +221,23 @@ struct Program {
   // It shows it expects an accelerator (rules/docs/TL303): torch.cuda.*, a "cuda" device string,
   // torch.accelerator, a --cuda/--gpu/--device option, the NCCL backend.
   bool accelerator_intent = false;
-  std::vector<char> reached;                       // per function id: runs when the program runs
+  // The functions that run when the program runs: their ids, sorted, and (for a program that
+  // reaches many of the analysed functions) a bit per function id. A sorted list alone for the
+  // others, so that memory grows with what each program reaches, not programs x functions (a tree
+  // of 100,000 scripts is 100,000 programs).
+  std::vector<uint32_t> reached_ids;
+  std::vector<uint64_t> reached_bits;
   // Branches of reached functions that never run in this program: `if use_prefetcher:` in a
   // library function that every caller of the program calls with `use_prefetcher=False`.
   std::unordered_map<const Module*, std::vector<NodeId>> dead_branches;
   bool in_dead_branch(const Module& m, NodeId n) const;
   std::unordered_set<const Class*> reached_classes;  // classes referenced by code the program runs
-  bool reaches(const Function* f) const { return f && f->id < reached.size() && reached[f->id]; }
+  bool reaches(const Function* f) const {
+    if (!f) return false;
+    if (!reached_bits.empty())
+      return f->id / 64 < reached_bits.size() && (reached_bits[f->id / 64] >> (f->id % 64) & 1);
+    return std::binary_search(reached_ids.begin(), reached_ids.end(), f->id);
+  }
 };
 
 // A small type fact for expressions and names (rules/docs/TL401 and friends). Unknown is the

@@ -380,8 +380,9 @@ struct ProgramReach {
   bool find_dead_branches(Program& p) {
     bool any = false;
     auto plain_calls = [&](const Function* g) { return !pm.fn_referenced_[g->id] && !pm.callers_of(g).empty(); };
-    for (Function* f : pm.functions_) {
-      if (if_candidates_[f->id].empty() || !p.reaches(f) || f->outer || !f->decorators.empty()) continue;
+    for (uint32_t id : p.reached_ids) {
+      Function* f = pm.functions_[id];
+      if (if_candidates_[f->id].empty() || f->outer || !f->decorators.empty()) continue;
       // a plain function's parameters, when all its callers are calls; a method's `self.flag`,
       // set once in `__init__` from its parameter, when all instances come from class calls
       bool params = !f->cls && plain_calls(f);
@@ -467,11 +468,15 @@ struct ProgramReach {
                      const std::vector<std::vector<Ref>>& fn_refs,
                      const std::vector<std::vector<Function*>>& nested) {
     {
-      p.reached.assign(pm.functions_.size(), 0);
+      // a scratch mark per function, shared by the programs and cleared after each through the
+      // list of ids it set
+      if (mark_.size() != pm.functions_.size()) mark_.assign(pm.functions_.size(), 0);
+      std::vector<uint32_t> ids;
       std::deque<Function*> work;
       auto add_fn = [&](Function* f) {
-        if (!f || p.reached[f->id]) return;
-        p.reached[f->id] = 1;
+        if (!f || mark_[f->id]) return;
+        mark_[f->id] = 1;
+        ids.push_back(f->id);
         work.push_back(f);
       };
       // a class reached: its methods may run, and its bases' (each class once per program)
@@ -537,8 +542,17 @@ struct ProgramReach {
         for (auto& r : fn_refs[f->id]) add_ref(r);
         for (Function* g : nested[f->id]) add_fn(g);
       }
+      for (uint32_t id : ids) mark_[id] = 0;
+      std::sort(ids.begin(), ids.end());
+      p.reached_bits.clear();
+      if (ids.size() * 32 > pm.functions_.size()) {  // dense: a bit per function is smaller and faster
+        p.reached_bits.assign((pm.functions_.size() + 63) / 64, 0);
+        for (uint32_t id : ids) p.reached_bits[id / 64] |= uint64_t{1} << (id % 64);
+      }
+      p.reached_ids = std::move(ids);
     }
   }
+  std::vector<char> mark_;
 
   // ---- accelerator intent (TL303) --------------------------------------------------------
   static bool intent_text(std::string_view s) {
@@ -595,8 +609,9 @@ struct ProgramReach {
   struct Walk {
     ProgramModel& pm;
     const Call* init = nullptr;            // the call that surely initialised CUDA on this path
-    std::vector<uint8_t> seen;             // per function: states (init known, conditional) walked
-    std::vector<const Call*> effect;       // per function: the init it performs when called unconditionally
+    std::vector<uint8_t>& seen;            // per function: states (init known, conditional) walked
+    std::vector<const Call*>& effect;      // per function: the init it performs when called unconditionally
+    std::vector<uint32_t>& touched;        // the functions whose entries are set, to clear them after
   };
 
   // Is `n` inside a branch, loop, handler, nested def or lambda between it and `top`? The entry
@@ -646,6 +661,7 @@ struct ProgramReach {
       if (!w.init && !cond && w.effect[f->id]) w.init = w.effect[f->id];
       return;
     }
+    if (!w.seen[f->id]) w.touched.push_back(f->id);
     w.seen[f->id] |= state;
     bool was_init = w.init != nullptr;
     walk_body(w, *f->mod, f, cond, false, depth);
@@ -654,10 +670,19 @@ struct ProgramReach {
 
   void cuda_order() {
     pm.cuda_init_at_entry_.assign(pm.functions_.size(), nullptr);
+    // scratch per function, shared by the programs: cleared through `touched`, so that the work
+    // grows with what each program walks, not programs x functions
+    std::vector<uint8_t> seen(pm.functions_.size(), 0);
+    std::vector<const Call*> effect(pm.functions_.size(), nullptr);
+    std::vector<uint32_t> touched;
     for (auto& p : pm.programs_) {
       if (!p.entry || p.entry->is_test) continue;
-      Walk w{pm, nullptr, std::vector<uint8_t>(pm.functions_.size(), 0),
-             std::vector<const Call*>(pm.functions_.size(), nullptr)};
+      for (uint32_t id : touched) {  // the previous program's marks
+        seen[id] = 0;
+        effect[id] = nullptr;
+      }
+      touched.clear();
+      Walk w{pm, nullptr, seen, effect, touched};
       // imported modules' top levels run first (at their imports), then the entry script
       for (Module* m : p.members)
         if (m != p.entry) walk_body(w, *m, nullptr, false, true, 0);
