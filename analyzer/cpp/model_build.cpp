@@ -534,7 +534,9 @@ struct Builder {
     }
     // data members
     for (uint32_t ci = 0; ci < class_nodes.size(); ++ci) {
-      auto [tu, body] = class_nodes[ci];
+      // plain variables, not a structured binding: lambdas below capture them (clang 14 cannot)
+      const uint32_t tu = class_nodes[ci].first;
+      const NodeId body = class_nodes[ci].second;
       const Tree& t = trees[tu];
       t.for_each_child(body, [&](NodeId fdcl) {
         if (!t.is(fdcl, K::FieldDeclaration)) return;
@@ -1114,7 +1116,9 @@ struct Builder {
   // Default member initializers (`torch::nn::Sequential layer1{torch::nn::Conv2d(...), ...};`):
   // the constructions in them run when the class is built; they sit at namespace scope.
   void walk_member_initializers() {
-    for (auto [tu, body] : class_nodes) {
+    for (const auto& cn : class_nodes) {
+      const uint32_t tu = cn.first;  // not a structured binding: captured below (clang 14 cannot)
+      const NodeId body = cn.second;
       const Tree& t = trees[tu];
       t.for_each_child(body, [&](NodeId fdcl) {
         if (!t.is(fdcl, K::FieldDeclaration)) return;
