@@ -11,6 +11,7 @@
 
 #include "analyzer/python/ast.h"
 #include "tests/support/test_support.h"
+#include "tests/support/tree_diff.h"
 
 namespace fs = std::filesystem;
 using namespace tl;
@@ -18,27 +19,9 @@ using namespace tl::py;
 
 namespace {
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read(const fs::path& p) { return tl::test::read_file(p); }
 
-// Compares two trees node by node; returns the first difference, empty when equal.
-std::string difference(const Tree& a, const Tree& b) {
-  if (a.size() != b.size()) return "node counts " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
-  for (NodeId n = 0; n < a.size(); ++n) {
-    const Node &x = a[n], &y = b[n];
-    if (x.start != y.start || x.end != y.end || x.parent != y.parent || x.first_child != y.first_child ||
-        x.next_sibling != y.next_sibling || x.subtree_end != y.subtree_end || x.kind != y.kind || x.field != y.field ||
-        x.named != y.named || x.symbol != y.symbol)
-      return "node " + std::to_string(n) + " (" + std::string(a.type_name(n)) + " at byte " + std::to_string(x.start) +
-             " vs " + std::string(b.type_name(n)) + " at byte " + std::to_string(y.start) + ")";
-  }
-  if (a.errors() != b.errors()) return "syntax errors differ";
-  return "";
-}
+std::string difference(const Tree& a, const Tree& b) { return tl::test::tree_difference(a, b); }
 
 std::string edit(std::string text, std::mt19937& rng) {
   static const char* const pastes[] = {
