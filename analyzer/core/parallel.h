@@ -1,27 +1,60 @@
-// parallel_for: runs fn(0..n-1) on up to `threads` threads pulling indices from a shared counter
-// (work items differ a lot in size: files, programs).
+// Threads for the analysis: every walk over a syntax tree is recursive, and its depth follows the
+// nesting of the code it is given (generated code nests thousands deep). The analysis therefore
+// runs on threads of its own with a large stack (kAnalysisStackBytes, reserved address space that
+// is committed only as it is touched), never on the caller's thread, whose stack may be the 8 MB
+// of a process's main thread or less, and sanitizers make every frame several times larger.
+//
+// parallel_for: runs fn(0..n-1) on up to `threads` such threads pulling indices from a shared
+// counter (work items differ a lot in size: files, programs).
 #pragma once
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
-#include <thread>
+#include <functional>
 #include <vector>
 
 namespace tl {
 
+inline constexpr size_t kAnalysisStackBytes = size_t{256} << 20;
+
+// A joinable thread whose stack is kAnalysisStackBytes (or the system default where that much
+// address space cannot be had). An exception that leaves fn is rethrown by join().
+class AnalysisThread {
+ public:
+  explicit AnalysisThread(std::function<void()> fn);
+  AnalysisThread(AnalysisThread&&) noexcept;
+  AnalysisThread& operator=(AnalysisThread&&) = delete;
+  AnalysisThread(const AnalysisThread&) = delete;
+  ~AnalysisThread();  // joins if join() was not called
+  void join();
+
+ private:
+  struct State;
+  State* s_ = nullptr;
+};
+
+// Whether the calling thread is an AnalysisThread.
+bool on_analysis_thread();
+
+// Runs fn on an AnalysisThread and waits for it (inline when already on one); fn's exception, if
+// any, is rethrown here.
+void on_analysis_stack(const std::function<void()>& fn);
+
 template <class Fn>
 void parallel_for(size_t n, unsigned threads, Fn&& fn) {
-  if (threads <= 1 || n <= 1) {
+  if (n == 0) return;
+  if (threads <= 1 && on_analysis_thread()) {
     for (size_t i = 0; i < n; ++i) fn(i);
     return;
   }
   std::atomic<size_t> next{0};
-  std::vector<std::thread> pool;
-  unsigned k = std::min<unsigned>(threads, static_cast<unsigned>(n));
-  for (unsigned w = 0; w < k; ++w)
-    pool.emplace_back([&] {
-      for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
-    });
+  auto drain = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
+  };
+  unsigned k = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n)));
+  std::vector<AnalysisThread> pool;
+  pool.reserve(k);
+  for (unsigned w = 0; w < k; ++w) pool.emplace_back(drain);
   for (auto& th : pool) th.join();
 }
 

@@ -19,6 +19,7 @@
 #include "analyzer/core/gitdiff.h"
 #include "analyzer/core/gitignore.h"
 #include "analyzer/core/notebook.h"
+#include "analyzer/core/parallel.h"
 #include "analyzer/core/suppression.h"
 #include "analyzer/cpp/model.h"
 #include "rules/cpp/rule_context.h"
@@ -498,21 +499,12 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
   std::vector<std::vector<Finding>> per_module(mods.size());
   FactCache facts(mods.size());
   auto rules_start = std::chrono::steady_clock::now();
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < mods.size();)
-      for (auto* r : rules) {
-        RuleContext ctx(*model, *mods[i], *r, per_module[i], facts);
-        r->python(ctx);
-      }
-  };
-  std::vector<std::thread> pool;
-  unsigned k = std::min<unsigned>(threads, static_cast<unsigned>(std::max<size_t>(1, mods.size())));
-  if (k <= 1) work();
-  else {
-    for (unsigned w = 0; w < k; ++w) pool.emplace_back(work);
-    for (auto& th : pool) th.join();
-  }
+  parallel_for(mods.size(), threads, [&](size_t i) {
+    for (auto* r : rules) {
+      RuleContext ctx(*model, *mods[i], *r, per_module[i], facts);
+      r->python(ctx);
+    }
+  });
   timing("rules", ms_since(rules_start));
 
   // Per reported file: its configuration, its suppressions, TL001.
@@ -525,11 +517,10 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
     if (target[i] || opts.report_context)
       if (mod_of[i]) paths.push_back(mod_of[i]->path);
   std::vector<std::vector<Finding>> kept(paths.size());
-  std::atomic<size_t> next_file{0};
-  auto post = [&] {
-    for (size_t pi; (pi = next_file.fetch_add(1)) < paths.size();) {
+  auto post = [&](size_t pi) {
+    {
       const std::string& path = paths[pi];
-      size_t i = index_of[path];
+      size_t i = index_of.at(path);
       const py::Module* m = mod_of[i];
       const FileInfo& fi = infos[i];
       const Config& c = fi.config ? *fi.config : cs->defaults();
@@ -568,13 +559,7 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
       }
     }
   };
-  pool.clear();
-  k = std::min<unsigned>(threads, static_cast<unsigned>(std::max<size_t>(1, paths.size())));
-  if (k <= 1) post();
-  else {
-    for (unsigned w = 0; w < k; ++w) pool.emplace_back(post);
-    for (auto& th : pool) th.join();
-  }
+  parallel_for(paths.size(), threads, post);
   for (auto& v : kept)
     for (auto& f : v) res.findings.push_back(std::move(f));
   sort_and_dedupe(res.findings);
@@ -715,8 +700,12 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
     (cpp ? cpp_target : py_target).push_back(target[i]);
     (cpp ? cpp_infos : py_infos).push_back(std::move(infos[i]));
   }
-  LintResult res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
-  if (!cpp_files.empty()) analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, res);
+  // Every tree walk recurses as deep as the code nests: run them on a stack sized for that.
+  LintResult res;
+  on_analysis_stack([&] {
+    res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
+    if (!cpp_files.empty()) analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, res);
+  });
   return res;
 }
 
