@@ -199,6 +199,12 @@ int main(int argc, char** argv) {
       ->group(kFix);
 
   app.add_option("-j,--jobs", lc.lint.threads, "Worker threads (default: all cores)")->group("Performance");
+  bool no_cache = false;
+  app.add_flag("--no-cache", no_cache, "Neither read nor write the on-disk cache (.trainlint_cache)")->group("Performance");
+  app.add_option("--cache-dir", lc.lint.cache_dir,
+                 "Keep the cache in this folder (default: the configuration's `cache-dir`, else .trainlint_cache "
+                 "beside the configuration, else in the working folder)")
+      ->group("Performance");
 
   auto* rules = app.add_subcommand("rules", "List the rules");
   bool all_rules = false;
@@ -303,6 +309,8 @@ int main(int argc, char** argv) {
     return 2;
   lc.lint.respect_gitignore = !no_gitignore;
   lc.lint.project_context = !no_context;
+  // A run that edits files (or shows the edits) works on the model's sources: no cache there.
+  lc.lint.use_cache = !no_cache && !lc.fix && !lc.diff && !lc.add_noqa;
   if (no_baseline) {
     if (!lc.lint.baseline.empty()) {
       std::cerr << "trainlint: error: --baseline and --no-baseline contradict each other\n";

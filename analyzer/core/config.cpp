@@ -162,6 +162,11 @@ class Reader {
         if (!v.is_string() || !s || s->empty())
           fail(v.source(), key_name(name) + " must be a file path (a string); found " + type_name(v));
         c.baseline = (c.dir / *s).lexically_normal().string();
+      } else if (name == "cache-dir") {
+        auto s = v.value<std::string>();
+        if (!v.is_string() || !s || s->empty())
+          fail(v.source(), key_name(name) + " must be a folder path (a string); found " + type_name(v));
+        c.cache_dir = (c.dir / *s).lexically_normal().string();
       } else if (name == "per-file-ignores") {
         const toml::table* pt = v.as_table();
         if (!pt) fail(v.source(), key_name(name) + " must be a table of glob = [codes], e.g. \"tests/**\" = [\"TL1\"]; found " + type_name(v));
@@ -213,12 +218,12 @@ class Reader {
         }
       } else {
         std::string hint = did_you_mean(name, {"select", "ignore", "extend-select", "per-file-ignores", "exclude",
-                                               "extend-exclude", "fail-on", "severity", "baseline", "run"});
+                                               "extend-exclude", "fail-on", "severity", "baseline", "cache-dir", "run"});
         if (name == "tool" && table_.empty())
           hint = " (.trainlint.toml takes the keys themselves, without a [tool.trainlint] table)";
         fail(k.source(), "unknown key " + key_name(name) + hint +
                              "; known keys: select, extend-select, ignore, per-file-ignores, exclude, extend-exclude, "
-                             "fail-on, severity, baseline, run");
+                             "fail-on, severity, baseline, cache-dir, run");
       }
     }
   }

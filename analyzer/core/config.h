@@ -47,6 +47,7 @@ struct Config {
   std::optional<Severity> fail_on;
   std::map<std::string, Severity> severity;  // rule code -> severity
   std::optional<std::string> baseline;       // absolute path
+  std::optional<std::string> cache_dir;      // absolute path (`cache-dir`, docs/cache.md)
   RunSettings run;
 
   GlobSet exclude_globs;  // exclude (or the defaults) + extend-exclude, relative to `dir`

@@ -5,7 +5,9 @@
 // O(n) sibling lookups and never holds a tree-sitter handle: this header names no tree-sitter type.
 // `K` has `Other`, `Error` and `Comment`; `F` has `None` and `Operator`.
 #pragma once
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,6 +33,8 @@ struct Node {
 
 template <class K, class F>
 struct TreeAccess;  // the builder (flat_tree_build.h)
+template <class K, class F>
+struct TreeCodec;   // bytes <-> tree, for the on-disk cache (below)
 
 template <class K, class F>
 class Tree {
@@ -100,6 +104,116 @@ class Tree {
   std::vector<NodeT> nodes_;
   std::vector<std::pair<uint32_t, std::string>> errors_;
   friend struct TreeAccess<K, F>;
+  friend struct TreeCodec<K, F>;
+};
+
+// A tree as bytes and back, for the on-disk cache: per node, in pre-order, its byte range, the end
+// of its subtree, its kind, field, named flag and grammar symbol (18 bytes); parent, first-child and
+// next-sibling links are rebuilt from the subtree ends on decoding. decode() checks every value
+// against the source and the tree's shape and returns false on anything a tree never holds, so
+// that a damaged cache file is re-parsed rather than trusted.
+template <class K, class F>
+struct TreeCodec {
+  static constexpr uint32_t kMagic = 0x544c5431;  // "TLT1"
+  static constexpr size_t kNodeBytes = 18;
+
+  static std::string encode(const Tree<K, F>& t) {
+    std::string out;
+    out.reserve(16 + t.nodes_.size() * kNodeBytes);
+    put32(out, kMagic);
+    put32(out, static_cast<uint32_t>(t.nodes_.size()));
+    put32(out, static_cast<uint32_t>(t.errors_.size()));
+    for (auto& n : t.nodes_) {
+      put32(out, n.start);
+      put32(out, n.end);
+      put32(out, n.subtree_end);
+      put16(out, static_cast<uint16_t>(n.kind));
+      out.push_back(static_cast<char>(n.field));
+      out.push_back(static_cast<char>(n.named));
+      put16(out, n.symbol);
+    }
+    for (auto& [at, what] : t.errors_) {
+      put32(out, at);
+      put32(out, static_cast<uint32_t>(what.size()));
+      out += what;
+    }
+    return out;
+  }
+
+  static bool decode(Tree<K, F>& t, const SourceFile& src, std::string_view in) {
+    size_t pos = 0;
+    uint32_t magic, count, nerr;
+    if (!get32(in, pos, magic) || magic != kMagic || !get32(in, pos, count) || !get32(in, pos, nerr)) return false;
+    if (count > (in.size() - pos) / kNodeBytes) return false;
+    const uint32_t size = static_cast<uint32_t>(src.text().size());
+    std::vector<Node<K, F>> nodes;
+    nodes.reserve(count);
+    std::vector<NodeId> open;       // ancestors of the node being read
+    std::vector<NodeId> last(count, kNone);
+    for (uint32_t i = 0; i < count; ++i) {
+      auto& n = nodes.emplace_back();
+      uint16_t kind, symbol;
+      get32(in, pos, n.start);
+      get32(in, pos, n.end);
+      get32(in, pos, n.subtree_end);
+      get16(in, pos, kind);
+      uint8_t field = static_cast<uint8_t>(in[pos++]);
+      n.named = static_cast<uint8_t>(in[pos++]);
+      get16(in, pos, symbol);
+      if (kind >= static_cast<uint16_t>(K::kCount) || field >= static_cast<uint8_t>(F::kCount) || n.named > 1)
+        return false;
+      if (n.start > n.end || n.end > size || n.subtree_end <= i || n.subtree_end > count) return false;
+      n.kind = static_cast<K>(kind);
+      n.field = static_cast<F>(field);
+      n.symbol = symbol;
+      while (!open.empty() && nodes[open.back()].subtree_end <= i) open.pop_back();
+      if (open.empty() ? i != 0 : n.subtree_end > nodes[open.back()].subtree_end) return false;  // one root, nested
+      if (!open.empty()) {
+        NodeId p = open.back();
+        n.parent = p;
+        if (last[p] == kNone) nodes[p].first_child = i;
+        else nodes[last[p]].next_sibling = i;
+        last[p] = i;
+      }
+      open.push_back(i);
+    }
+    std::vector<std::pair<uint32_t, std::string>> errors;
+    for (uint32_t e = 0; e < nerr; ++e) {
+      uint32_t at, len;
+      if (!get32(in, pos, at) || !get32(in, pos, len) || at > size || len > in.size() - pos) return false;
+      errors.emplace_back(at, std::string(in.substr(pos, len)));
+      pos += len;
+    }
+    if (pos != in.size()) return false;
+    t.src_ = &src;
+    t.nodes_ = std::move(nodes);
+    t.errors_ = std::move(errors);
+    return true;
+  }
+
+ private:
+  static void put32(std::string& o, uint32_t v) {
+    for (int b = 0; b < 4; ++b) o.push_back(static_cast<char>((v >> (8 * b)) & 0xFF));
+  }
+  static void put16(std::string& o, uint16_t v) {
+    o.push_back(static_cast<char>(v & 0xFF));
+    o.push_back(static_cast<char>(v >> 8));
+  }
+  // Little-endian on disk; the machines trainlint runs on are little-endian, so a copy is a load.
+  static bool get32(std::string_view in, size_t& pos, uint32_t& v) {
+    if (in.size() - pos < 4) return false;
+    std::memcpy(&v, in.data() + pos, 4);
+    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap32(v);
+    pos += 4;
+    return true;
+  }
+  static bool get16(std::string_view in, size_t& pos, uint16_t& v) {
+    if (in.size() - pos < 2) return false;
+    std::memcpy(&v, in.data() + pos, 2);
+    if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap16(v);
+    pos += 2;
+    return true;
+  }
 };
 
 }  // namespace tl::flat

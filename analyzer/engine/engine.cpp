@@ -22,6 +22,7 @@
 #include "analyzer/core/parallel.h"
 #include "analyzer/core/suppression.h"
 #include "analyzer/cpp/model.h"
+#include "analyzer/engine/cache.h"
 #include "rules/cpp/rule_context.h"
 #include "rules/python/rule_context.h"
 #include "rules/registry.h"
@@ -279,6 +280,8 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
 const SourceFile* LintResult::source(const std::string& path) const {
   for (auto& s : cpp_sources)
     if (s->path() == path) return s.get();
+  for (auto& s : cached_sources)
+    if (s->path() == path) return s.get();
   if (!model) return nullptr;
   for (auto& m : model->modules())
     if (m->path == path) return m->src.get();
@@ -454,7 +457,8 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
       ++res.context_files;
     }
   }
-  auto model = std::make_shared<py::ProgramModel>(py::ProgramModel::build(std::move(files), threads, opts.parse_cache.get()));
+  auto model = std::make_shared<py::ProgramModel>(
+      py::ProgramModel::build(std::move(files), threads, opts.parse_cache.get(), opts.tree_store));
   res.model = model;
   const auto& mods = model->modules();
   std::vector<const py::Module*> mod_of(mods.size(), nullptr);
@@ -709,6 +713,86 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
   return res;
 }
 
+// analyse(), answered from the on-disk cache when nothing it depends on changed, and with the
+// trees of unchanged files taken from it otherwise (analyzer/engine/cache.h).
+LintResult analyse_cached(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target,
+                          std::vector<FileInfo> infos, const LintOptions& opts, std::shared_ptr<ConfigSet> cs,
+                          const Config* root_cfg) {
+  if (!opts.use_cache || opts.stdin_text || !opts.overlays.empty() || opts.parse_cache)
+    return analyse(std::move(files), std::move(target), std::move(infos), opts, cs);
+  auto start = std::chrono::steady_clock::now();
+  fs::path dir = opts.cache_dir;
+  if (dir.empty() && root_cfg && root_cfg->cache_dir) dir = *root_cfg->cache_dir;
+  if (dir.empty()) {
+    std::error_code ec;
+    dir = (root_cfg && !root_cfg->path.empty() ? root_cfg->dir : fs::current_path(ec)) / ".trainlint_cache";
+  }
+  std::string err;
+  auto disk = cache::DiskCache::open(dir, opts.cache_max_bytes, &err);
+  if (!disk) {
+    LintResult res = analyse(std::move(files), std::move(target), std::move(infos), opts, cs);
+    res.messages.push_back({FileMessage::Kind::Warning, dir.string(), err + "; linted without the cache", std::nullopt});
+    return res;
+  }
+
+  // Everything the findings depend on, in the model's file order.
+  cache::Hasher h;
+  h.add(cache::build_identity());
+  for (auto* list : {&opts.select, &opts.extend_select, &opts.ignore}) {
+    h.add(list->size());
+    for (auto& x : *list) h.add(x);
+  }
+  h.add(uint64_t{opts.project_context} | uint64_t{opts.report_context} << 1).add(opts.max_file_bytes);
+  std::set<const Config*> configs{root_cfg, &cs->defaults()};
+  for (auto& fi : infos) configs.insert(fi.config);
+  std::vector<std::string> config_files;
+  for (auto* c : configs)
+    if (c && !c->path.empty()) config_files.push_back(c->path);
+  std::sort(config_files.begin(), config_files.end());
+  for (auto& p : config_files) {
+    std::ifstream in(p, std::ios::binary);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    h.add(p).add(text);
+  }
+  h.add(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    const SourceFile& f = *files[i];
+    h.add(f.path()).add(f.abs_path()).add(f.project_path()).add(infos[i].project_path);
+    h.add(uint64_t{target[i]} | uint64_t{f.is_notebook()} << 1);
+    h.add(f.text());
+  }
+  cache::Hash key = h.finish();
+
+  if (auto hit = disk->load_run(key)) {
+    LintResult res;
+    res.configs = cs;
+    res.from_cache = true;
+    res.findings = std::move(hit->findings);
+    res.messages = std::move(hit->messages);
+    res.files_analysed = hit->files_analysed;
+    res.context_files = hit->context_files;
+    for (size_t i = 0; i < files.size(); ++i) {
+      if (target[i]) res.files[files[i]->path()] = infos[i];
+      res.cached_sources.push_back(std::shared_ptr<const SourceFile>(std::move(files[i])));
+    }
+    timing("cache (a whole-run hit)", ms_since(start));
+    return res;
+  }
+  timing("cache key", ms_since(start));
+  LintOptions o = opts;
+  o.tree_store = disk.get();
+  LintResult res = analyse(std::move(files), std::move(target), std::move(infos), o, cs);
+  auto save_start = std::chrono::steady_clock::now();
+  disk->save_run(key, {res.findings, res.messages, res.files_analysed, res.context_files});
+  disk->prune();
+  timing("cache save + prune", ms_since(save_start));
+  if (std::getenv("TRAINLINT_TIMING")) {
+    auto st = disk->stats();
+    std::fprintf(stderr, "trainlint: cache: %zu trees loaded, %zu parsed\n", st.tree_hits, st.tree_misses);
+  }
+  return res;
+}
+
 }  // namespace
 
 LintResult lint_sources(std::vector<std::unique_ptr<SourceFile>> files, const LintOptions& opts) {
@@ -951,7 +1035,7 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     target = std::move(t2);
     infos = std::move(i2);
   }
-  LintResult res = analyse(std::move(sources), std::move(target), std::move(infos), opts, cs);
+  LintResult res = analyse_cached(std::move(sources), std::move(target), std::move(infos), opts, cs, root_cfg);
   messages.insert(messages.end(), res.messages.begin(), res.messages.end());
   res.messages = std::move(messages);
   res.io_error = io_error;

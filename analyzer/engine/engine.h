@@ -42,6 +42,15 @@ struct LintOptions {
   std::map<std::string, std::string> overlays;
   // Shared across runs by a long-lived caller (the LSP server): re-parses become incremental.
   std::shared_ptr<py::ParseCache> parse_cache;
+  // The on-disk cache (analyzer/engine/cache.h, docs/cache.md), for the command line's lint runs:
+  // off unless `use_cache`; in `cache_dir`, else the root configuration's `cache-dir`, else
+  // `.trainlint_cache` in the root configuration's folder (the working folder without one). Never
+  // used for standard input or overlays.
+  bool use_cache = false;
+  std::string cache_dir;
+  size_t cache_max_bytes = size_t{512} << 20;
+  // Set by the engine itself: where parsed trees are kept between runs.
+  py::TreeStore* tree_store = nullptr;
   // Only findings not in this baseline (a file written by --write-baseline).
   std::string baseline;
   // Only findings whose statement is on lines changed since this git ref.
@@ -71,6 +80,9 @@ struct LintResult {
   size_t outside_diff = 0;            // findings hidden by --diff-base
   std::shared_ptr<py::ProgramModel> model;  // kept for callers that need sources (reporters)
   std::vector<std::shared_ptr<const SourceFile>> cpp_sources;  // the C++ files analysed, likewise
+  // The files of a run answered from the on-disk cache (no model was built), likewise.
+  std::vector<std::shared_ptr<const SourceFile>> cached_sources;
+  bool from_cache = false;  // the findings came from the on-disk cache
   std::shared_ptr<ConfigSet> configs;
   std::map<std::string, FileInfo> files;   // by display path: the reported files
   const Config* root_config = nullptr;     // global settings (fail-on, baseline, run): see docs

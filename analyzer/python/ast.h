@@ -65,6 +65,25 @@ class Tree : public flat::Tree<K, F> {
   static std::optional<Tree> parse_in_pieces(const SourceFile& src, size_t piece_bytes, unsigned threads = 1);
 
   std::string_view type_name(NodeId n) const;  // the grammar's node type name
+
+  // The tree as bytes (flat::TreeCodec), and back over the same source text: nullopt when the
+  // bytes are not a tree of that text (a damaged cache file).
+  std::string encode() const { return flat::TreeCodec<K, F>::encode(*this); }
+  static std::optional<Tree> decode(const SourceFile& src, std::string_view bytes) {
+    Tree t;
+    if (!flat::TreeCodec<K, F>::decode(t, src, bytes)) return std::nullopt;
+    return t;
+  }
+};
+
+// Where parsed trees may be kept between runs (the engine's on-disk cache): load() returns the
+// tree of a text parsed before, save() is told each tree parsed. Both are called from several
+// threads at once.
+class TreeStore {
+ public:
+  virtual ~TreeStore() = default;
+  virtual std::optional<Tree> load(const SourceFile& src) = 0;
+  virtual void save(const SourceFile& src, const Tree& tree) = 0;
 };
 
 // Remembers, per file (by absolute path), the last text parsed with its tree-sitter tree and its

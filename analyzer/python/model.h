@@ -288,9 +288,10 @@ class ProgramModel {
   ProgramModel& operator=(ProgramModel&&) noexcept;
 
   // Builds the model of `files` (already read and validated). `threads` >= 1.
-  // `cache` (optional) makes re-parses of the same files incremental (see ParseCache).
+  // `cache` (optional) makes re-parses of the same files incremental (see ParseCache); `store`
+  // (optional) gives the trees of texts parsed in earlier runs and keeps the new ones.
   static ProgramModel build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads,
-                            ParseCache* cache = nullptr);
+                            ParseCache* cache = nullptr, TreeStore* store = nullptr);
 
   const std::vector<std::unique_ptr<Module>>& modules() const { return modules_; }
   const std::vector<Program>& programs() const { return programs_; }

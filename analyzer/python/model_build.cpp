@@ -1045,7 +1045,8 @@ struct PhaseTimer {
 };
 }  // namespace
 
-ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads, ParseCache* cache) {
+ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads, ParseCache* cache,
+                                 TreeStore* store) {
   ProgramModel pm;
   PhaseTimer timer;
   std::atomic<int64_t> parse_ns{0}, collect_ns{0};
@@ -1062,7 +1063,13 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
     auto t0 = std::chrono::steady_clock::now();
     // fewer files than threads: a huge file is parsed in pieces on the threads left over
     unsigned per_file = std::max<unsigned>(1, threads / static_cast<unsigned>(std::max<size_t>(1, files.size())));
-    m->tree = cache ? cache->parse(*m->src) : Tree::parse(*m->src, per_file);
+    std::optional<Tree> stored = store ? store->load(*m->src) : std::nullopt;
+    if (stored) {
+      m->tree = std::move(*stored);
+    } else {
+      m->tree = cache ? cache->parse(*m->src) : Tree::parse(*m->src, per_file);
+      if (store) store->save(*m->src, m->tree);
+    }
     auto t1 = std::chrono::steady_clock::now();
     collect_module(*m);
     auto t2 = std::chrono::steady_clock::now();

@@ -92,6 +92,7 @@ std::string file_uri(const fs::path& absolute, bool folder) {
 }
 
 SourceIndex::SourceIndex(const LintResult& res) {
+  for (auto& s : res.cached_sources) by_path_.emplace(s->path(), s.get());
   if (!res.model) return;
   for (auto& m : res.model->modules())
     if (m->src) by_path_.emplace(m->path, m->src.get());

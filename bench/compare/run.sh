@@ -43,7 +43,11 @@ files=$(find "$tree" -name '*.py' | wc -l)
 bytes=$(find "$tree" -name '*.py' -print0 | du -cb --files0-from=- | tail -1 | cut -f1)
 echo "tree: $tree ($files .py files, $bytes bytes); $(nproc) cores; $runs runs each"
 
-names=(trainlint) cmds=("$tl --quiet $tree")
+# trainlint twice: a cold run (--no-cache), and a run answered from its cache (filled just before)
+cache=$(mktemp -d)
+trap 'rm -rf "$cache"' EXIT
+"$tl" --quiet --cache-dir "$cache" "$tree" >/dev/null 2>&1 || true
+names=(trainlint trainlint-cached) cmds=("$tl --quiet --no-cache $tree" "$tl --quiet --cache-dir $cache $tree")
 if command -v flake8 >/dev/null; then names+=(flake8); cmds+=("flake8 $tree"); else echo "flake8: not installed, left out"; fi
 if command -v pylint >/dev/null; then names+=(pylint); cmds+=("pylint --recursive=y --jobs=0 $tree"); else echo "pylint: not installed, left out"; fi
 if [ -n "$torchfix" ]; then

@@ -61,7 +61,7 @@ trainlint=$(realpath "$trainlint")
 for tool in hyperfine python3; do
   command -v "$tool" >/dev/null || { echo "$tool is required (scripts/deps.sh)" >&2; exit 2; }
 done
-tl=("$trainlint" -q)
+tl=("$trainlint" -q --no-cache)  # the analysis itself: bench/cache measures the cache
 [ -z "$jobs" ] || tl+=(-j "$jobs")
 
 cd "$root"

@@ -78,7 +78,7 @@ echo "input: $input ($bytes bytes of Python); $cores cores; $runs runs each"
 jobs=(1 2)
 [ "$cores" -gt 2 ] && jobs+=("$cores")
 names=(bare-parse) cmds=("$bare $input")
-for j in "${jobs[@]}"; do names+=("trainlint-j$j"); cmds+=("$tl --quiet -j $j $input"); done
+for j in "${jobs[@]}"; do names+=("trainlint-j$j"); cmds+=("$tl --quiet --no-cache -j $j $input"); done
 args=()
 for i in "${!cmds[@]}"; do args+=(--command-name "${names[$i]}" "${cmds[$i]}"); done
 hyperfine -N -i -w 1 --runs "$runs" --export-json "$tmp/h.json" "${args[@]}" >/dev/null

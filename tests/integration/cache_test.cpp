@@ -1,0 +1,284 @@
+// The on-disk cache (analyzer/engine/cache.h, docs/cache.md) as a user meets it: a second run of an
+// unchanged project answered from the cache with the same output; a changed helper module re-parsed
+// alone while the finding in the script that depends on it changes; damaged entries, concurrent
+// runs, --no-cache, --cache-dir and the `cache-dir` key; and the tree codec and the size bound.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "analyzer/engine/cache.h"
+#include "analyzer/python/ast.h"
+#include "support/test_support.h"
+#include "support/tree_diff.h"
+
+namespace fs = std::filesystem;
+using tl::test::CliResult;
+using tl::test::read_file;
+using tl::test::run_cli;
+using tl::test::TempDir;
+using tl::test::write_file;
+
+namespace {
+
+bool contains(const std::string& s, const std::string& p) { return s.find(p) != std::string::npos; }
+
+// The loop in train.py is a training step loop only because helpers.step() steps the optimizer:
+// the gc.collect() in it is TL101 while it does, and nothing once it does not.
+const char* const kTrain = R"(import gc
+
+import torch
+
+import helpers
+
+
+def main():
+    model = torch.nn.Linear(4, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for i in range(100):
+        helpers.step(model, opt, torch.randn(8, 4))
+        gc.collect()
+
+
+if __name__ == "__main__":
+    main()
+)";
+
+const char* const kHelperSteps = R"(def step(model, opt, x):
+    opt.zero_grad()
+    loss = model(x).sum()
+    loss.backward()
+    opt.step()
+)";
+
+const char* const kHelperIdle = R"(def step(model, opt, x):
+    return model(x)
+)";
+
+const char* const kOther = R"(import json
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+)";
+
+struct Project {
+  TempDir t;
+  fs::path root, cache;
+  Project() : root(t.path / "proj"), cache(t.path / "cache") {
+    write_file(root / "pyproject.toml", "[project]\nname = \"p\"\n");
+    write_file(root / "train.py", kTrain);
+    write_file(root / "helpers.py", kHelperSteps);
+    write_file(root / "other.py", kOther);
+  }
+  CliResult lint(const std::string& extra = "") const {
+    return run_cli("--format json --select TL101 --cache-dir '" + cache.string() + "' " + extra + " .", root.string());
+  }
+};
+
+// The "trainlint: cache: N trees loaded, M parsed" line TRAINLINT_TIMING prints after a run the
+// whole-run entry did not answer; {-1, -1} when there is none (a whole-run hit).
+std::pair<int, int> tree_counts(const std::string& err) {
+  auto at = err.find("trainlint: cache: ");
+  if (at == std::string::npos) return {-1, -1};
+  int loaded = -1, parsed = -1;
+  std::sscanf(err.c_str() + at, "trainlint: cache: %d trees loaded, %d parsed", &loaded, &parsed);
+  return {loaded, parsed};
+}
+
+// A lint run with TRAINLINT_TIMING set (the engine's phase timings and cache counts on stderr).
+CliResult timed(const Project& p, const std::string& extra = "") {
+  setenv("TRAINLINT_TIMING", "1", 1);
+  CliResult r = p.lint(extra);
+  unsetenv("TRAINLINT_TIMING");
+  return r;
+}
+
+TEST(Cache, ASecondRunIsAnsweredFromTheCacheWithTheSameOutput) {
+  Project p;
+  CliResult cold = timed(p);
+  ASSERT_EQ(cold.rc, 1) << cold.err;
+  EXPECT_TRUE(contains(cold.out, "\"TL101\"")) << cold.out;
+  EXPECT_EQ(tree_counts(cold.err), std::make_pair(0, 3)) << cold.err;
+  EXPECT_TRUE(fs::exists(p.cache / "CACHEDIR.TAG"));
+  EXPECT_TRUE(contains(read_file(p.cache / ".gitignore"), "*"));
+  CliResult warm = timed(p);
+  EXPECT_EQ(warm.rc, cold.rc);
+  EXPECT_EQ(warm.out, cold.out);
+  EXPECT_TRUE(contains(warm.err, "cache (a whole-run hit)")) << warm.err;
+  // the text report shows source excerpts from the files the cached run read
+  CliResult text1 = run_cli("--no-cache --select TL101 .", p.root.string());
+  CliResult text2 = run_cli("--select TL101 --cache-dir '" + p.cache.string() + "' .", p.root.string());
+  CliResult text3 = run_cli("--select TL101 --cache-dir '" + p.cache.string() + "' .", p.root.string());
+  EXPECT_EQ(text2.out, text1.out);
+  EXPECT_EQ(text3.out, text1.out);
+  EXPECT_TRUE(contains(text3.out, "gc.collect()")) << text3.out;
+}
+
+TEST(Cache, AChangedHelperIsReparsedAloneAndTheScriptsFindingFollowsIt) {
+  Project p;
+  CliResult cold = timed(p);
+  ASSERT_EQ(cold.rc, 1) << cold.err;
+  ASSERT_TRUE(contains(cold.out, "train.py")) << cold.out;
+  write_file(p.root / "helpers.py", kHelperIdle);
+  CliResult after = timed(p);
+  EXPECT_EQ(after.rc, 0) << after.out << after.err;
+  EXPECT_FALSE(contains(after.out, "\"TL101\"")) << after.out;
+  EXPECT_EQ(tree_counts(after.err), std::make_pair(2, 1)) << after.err;  // only helpers.py parsed
+  // and back: the first entry answers again, the same findings as the cold run
+  write_file(p.root / "helpers.py", kHelperSteps);
+  CliResult back = timed(p);
+  EXPECT_EQ(back.out, cold.out);
+  EXPECT_TRUE(contains(back.err, "cache (a whole-run hit)")) << back.err;
+  // a cold run of the changed project agrees with the cached one
+  write_file(p.root / "helpers.py", kHelperIdle);
+  EXPECT_EQ(run_cli("--format json --select TL101 --no-cache .", p.root.string()).out, after.out);
+}
+
+TEST(Cache, TheRuleSelectionAndTheConfigurationArePartOfTheKey) {
+  Project p;
+  CliResult a = p.lint();
+  CliResult b = run_cli("--format json --select TL1 --ignore TL101 --cache-dir '" + p.cache.string() + "' .",
+                        p.root.string());
+  EXPECT_EQ(a.rc, 1);
+  EXPECT_FALSE(contains(b.out, "\"TL101\"")) << b.out;
+  // the configuration's text: the same command line, another answer
+  std::string all = "--format json --cache-dir '" + p.cache.string() + "' .";
+  EXPECT_TRUE(contains(run_cli(all, p.root.string()).out, "\"TL101\""));
+  write_file(p.root / "pyproject.toml", "[project]\nname = \"p\"\n[tool.trainlint]\nignore = [\"TL101\"]\n");
+  CliResult c = run_cli(all, p.root.string());
+  EXPECT_FALSE(contains(c.out, "\"TL101\"")) << c.out;
+}
+
+TEST(Cache, DamagedEntriesAreIgnored) {
+  Project p;
+  CliResult cold = p.lint("--no-cache");
+  ASSERT_EQ(p.lint().out, cold.out);
+  std::mt19937 rng(7);
+  size_t damaged = 0;
+  for (auto& e : fs::recursive_directory_iterator(p.cache)) {
+    if (!e.is_regular_file() || e.path().filename() == "CACHEDIR.TAG" || e.path().filename() == ".gitignore") continue;
+    std::string bytes = read_file(e.path());
+    switch (damaged++ % 3) {
+      case 0: bytes.resize(bytes.size() / 2); break;                                // truncated
+      case 1: bytes[bytes.size() - 1 - rng() % std::min<size_t>(bytes.size(), 64)] ^= 0x5A; break;  // a flipped byte
+      default: bytes = "not a cache entry"; break;
+    }
+    write_file(e.path(), bytes);
+  }
+  ASSERT_GE(damaged, 4u);  // three trees and at least one run
+  CliResult again = p.lint();
+  EXPECT_EQ(again.rc, cold.rc);
+  EXPECT_EQ(again.out, cold.out);
+  EXPECT_EQ(again.err, cold.err);
+}
+
+TEST(Cache, NoCacheWritesNothingAndTheConfigurationNamesTheFolder) {
+  Project p;
+  CliResult r = p.lint("--no-cache");
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_FALSE(fs::exists(p.cache));
+  EXPECT_FALSE(fs::exists(p.root / ".trainlint_cache"));
+  // by default the cache sits beside the configuration
+  r = run_cli("--select TL101 --format json .", p.root.string());
+  EXPECT_TRUE(fs::exists(p.root / ".trainlint_cache" / "CACHEDIR.TAG"));
+  write_file(p.root / "pyproject.toml", "[project]\nname = \"p\"\n[tool.trainlint]\ncache-dir = \"build/lint-cache\"\n");
+  r = run_cli("--select TL101 --format json .", p.root.string());
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_TRUE(fs::exists(p.root / "build/lint-cache" / "CACHEDIR.TAG"));
+  write_file(p.root / "pyproject.toml", "[project]\nname = \"p\"\n[tool.trainlint]\ncache-dir = 3\n");
+  r = run_cli("--select TL101 .", p.root.string());
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(contains(r.err, "cache-dir")) << r.err;
+}
+
+TEST(Cache, AFolderThatCannotBeCreatedIsAWarningNotAFailure) {
+  Project p;
+  write_file(p.t.path / "file", "x");
+  CliResult r = run_cli("--format json --select TL101 --cache-dir '" + (p.t.path / "file" / "sub").string() + "' .",
+                        p.root.string());
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_TRUE(contains(r.out, "\"TL101\"")) << r.out;
+  EXPECT_TRUE(contains(r.out, "cannot create the cache folder")) << r.out;  // a file message of the report
+  EXPECT_TRUE(contains(r.out, "linted without the cache")) << r.out;
+  r = run_cli("--select TL101 --cache-dir '" + (p.t.path / "file" / "sub").string() + "' .", p.root.string());
+  EXPECT_EQ(r.rc, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "sub: warning: cannot create the cache folder: Not a directory; linted without the cache"))
+      << r.err;
+}
+
+TEST(Cache, ConcurrentRunsAgree) {
+  Project p;
+  CliResult cold = p.lint("--no-cache");
+  std::vector<CliResult> rs(6);
+  std::vector<std::thread> th;
+  for (size_t i = 0; i < rs.size(); ++i) th.emplace_back([&, i] { rs[i] = p.lint(); });
+  for (auto& t : th) t.join();
+  for (auto& r : rs) {
+    EXPECT_EQ(r.rc, cold.rc) << r.err;
+    EXPECT_EQ(r.out, cold.out);
+  }
+  for (auto& e : fs::recursive_directory_iterator(p.cache))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << e.path();  // no temporary left
+}
+
+// Every fixture's tree survives encode/decode exactly; damaged bytes are refused, never a crash.
+TEST(CacheCodec, TreesRoundTripAndDamagedBytesAreRefused) {
+  std::vector<fs::path> files;
+  for (auto& e : fs::recursive_directory_iterator(fs::path(tl::test::source_dir()) / "tests/fixtures"))
+    if (e.is_regular_file() && e.path().extension() == ".py") files.push_back(e.path());
+  files.push_back(fs::path(tl::test::source_dir()) / "examples/train_bad.py");
+  ASSERT_GT(files.size(), 20u);
+  std::mt19937 rng(11);
+  for (auto& f : files) {
+    tl::SourceFile src(f.string(), read_file(f));
+    tl::py::Tree t = tl::py::Tree::parse(src);
+    std::string bytes = t.encode();
+    auto back = tl::py::Tree::decode(src, bytes);
+    ASSERT_TRUE(back) << f;
+    EXPECT_EQ(tl::test::tree_difference(t, *back), "") << f;
+    for (int k = 0; k < 20; ++k) {
+      std::string bad = bytes;
+      if (k % 2) bad.resize(rng() % bad.size());
+      else bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
+      auto d = tl::py::Tree::decode(src, bad);  // may decode (a flipped symbol is still a tree): must not crash
+      if (d) {
+        for (tl::py::NodeId n = 0; n < d->size(); ++n) {
+          ASSERT_LE((*d)[n].end, src.text().size());
+          ASSERT_GT((*d)[n].subtree_end, n);
+        }
+      }
+    }
+    tl::SourceFile shorter(f.string(), src.text().substr(0, src.text().size() / 2));
+    if (t.size() > 1) EXPECT_FALSE(tl::py::Tree::decode(shorter, bytes)) << f;  // not this text's tree
+  }
+}
+
+TEST(CacheStore, PruningKeepsTheCacheWithinItsBound) {
+  TempDir t;
+  std::string err;
+  auto c = tl::cache::DiskCache::open(t.path / "c", 64 * 1024, &err);
+  ASSERT_TRUE(c) << err;
+  for (int i = 0; i < 200; ++i) {
+    std::string text;
+    for (int k = 0; k < 100; ++k) text += "x" + std::to_string(k) + " = " + std::to_string(i) + "\n";
+    tl::SourceFile src("f" + std::to_string(i) + ".py", text);
+    c->save(src, tl::py::Tree::parse(src));
+  }
+  c->prune();
+  uintmax_t total = 0;
+  for (auto& e : fs::recursive_directory_iterator(t.path / "c"))
+    if (e.is_regular_file()) total += e.file_size();
+  EXPECT_LE(total, 64u * 1024 + 1024);
+  // the newest entries stay
+  std::string text;
+  for (int k = 0; k < 100; ++k) text += "x" + std::to_string(k) + " = 199\n";
+  tl::SourceFile src("f199.py", text);
+  EXPECT_TRUE(c->load(src));
+}
+
+}  // namespace
