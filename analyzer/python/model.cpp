@@ -20,13 +20,18 @@ std::string_view last_component(std::string_view d) {
   return p == std::string_view::npos ? d : d.substr(p + 1);
 }
 
+// ASCII case folding (what std::tolower does in the C locale, without a call per character: this
+// runs for every call of every file, is_optimizer_step among others).
+static inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
+
 bool icontains(std::string_view hay, std::string_view needle) {
   if (needle.size() > hay.size()) return false;
-  for (size_t i = 0; i + needle.size() <= hay.size(); ++i) {
-    size_t k = 0;
-    while (k < needle.size() &&
-           std::tolower(static_cast<unsigned char>(hay[i + k])) == std::tolower(static_cast<unsigned char>(needle[k])))
-      ++k;
+  if (needle.empty()) return true;
+  const char first = ascii_lower(needle[0]);
+  for (size_t i = 0, last = hay.size() - needle.size(); i <= last; ++i) {
+    if (ascii_lower(hay[i]) != first) continue;
+    size_t k = 1;
+    while (k < needle.size() && ascii_lower(hay[i + k]) == ascii_lower(needle[k])) ++k;
     if (k == needle.size()) return true;
   }
   return false;

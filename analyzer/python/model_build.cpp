@@ -41,6 +41,7 @@ bool is_optimizer_name(std::string_view recv_last) {
 
 struct ModelBuilder {
   ProgramModel& pm;
+  unsigned threads = 1;  // for the passes that are independent per module
 
   bool is_opt_step(const Module& m, const Call& c) const { return pm.is_optimizer_step(m, c); }
   static bool is_backward(const Call& c) { return ProgramModel::is_backward(c); }
@@ -365,9 +366,9 @@ struct ModelBuilder {
   // accelerator names. Functions whose return value is such a device count too (`dist_util.dev()`).
   void accelerator_facts() {
     std::vector<std::unordered_set<std::string>> names(pm.modules_.size());
-    std::unordered_set<const Function*> device_fns;
-    for (auto& mp : pm.modules_) {
-      Module& m = *mp;
+    std::vector<std::vector<const Function*>> device_fns_of(pm.modules_.size());
+    parallel_for(pm.modules_.size(), threads, [&](size_t mi) {  // each module's own names
+      Module& m = *pm.modules_[mi];
       auto& ns = names[m.index];
       for (const char* dn : {"local_rank", "rank", "gpu", "gpu_id", "device_id", "local_device"}) ns.insert(dn);
       for (int round = 0; round < 4; ++round) {
@@ -399,14 +400,17 @@ struct ModelBuilder {
           if (m.tree.is(x, K::FunctionDefinition) || m.tree.is(x, K::ClassDefinition) || m.tree.is(x, K::Lambda)) continue;
           if (m.tree.is(x, K::ReturnStatement)) {
             NodeId v = m.tree.first_named_child(x);
-            if (v != kNone && (mentions_accelerator(m.tree, v) || reads_name_in(m.tree, v, ns))) device_fns.insert(f.get());
+            if (v != kNone && (mentions_accelerator(m.tree, v) || reads_name_in(m.tree, v, ns)))
+              device_fns_of[mi].push_back(f.get());
             continue;
           }
           for (NodeId c = m.tree[x].first_child; c != kNone; c = m.tree[c].next_sibling)
             if (m.tree[c].named) stack.push_back(c);
         }
       }
-    }
+    });
+    std::unordered_set<const Function*> device_fns;
+    for (auto& v : device_fns_of) device_fns.insert(v.begin(), v.end());
     // Per module, once: the sites of direct facts, and the device names its `.to(x)` / `device=x`
     // use; a program counts only the sites it runs (docs/concepts.md "Program").
     struct ModuleFacts {
@@ -416,8 +420,8 @@ struct ModelBuilder {
       std::vector<std::tuple<NodeId, std::string, NodeId>> used_device_names;  // site, name, device expression
     };
     std::vector<ModuleFacts> facts(pm.modules_.size());
-    for (auto& mp : pm.modules_) {
-      const Module& m = *mp;
+    parallel_for(pm.modules_.size(), threads, [&](size_t mi) {  // each module's own sites
+      const Module& m = *pm.modules_[mi];
       const Tree& t = m.tree;
       ModuleFacts& mf = facts[m.index];
       // A LightningModule is placed by Lightning's Trainer (accelerator="auto" picks the GPU)
@@ -474,7 +478,7 @@ struct ModelBuilder {
               mf.accel.push_back(c.node);
         }
       }
-    }
+    });
     // Per program: a name used as a device in one member and bound to an accelerator in another.
     pm.device_fns_ = device_fns;
     pm.accel_names_.assign(pm.programs_.size(), {});
@@ -1088,7 +1092,7 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
     }
   for (auto& m : pm.modules_)
     for (auto& d : m->argdefs) pm.argdefs_[d.dest].push_back(&d);
-  ModelBuilder b{pm};
+  ModelBuilder b{pm, threads};
   // phase 2
   b.index_modules();
   timer.lap("index modules");
