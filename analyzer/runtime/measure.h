@@ -79,6 +79,11 @@ struct FindingRuntime {
   // in the figures above (time the construction caused, not the constructor's own).
   int64_t loader_starts = 0;
   double loader_start_ms = 0;
+  // ... and the copy-on-write faults the workers' fork left on the main process for the rest of
+  // each step (`cow` records priced at the `fault_cost` the shim measured), included above.
+  int64_t cow_faults = 0;
+  double cow_ms = 0;
+  std::vector<std::pair<int64_t, double>> cow_at;  // (step end, ms): for the per-step estimate
   // Its share without the time of other findings nested inside it (a forward pass inside an
   // evaluation loop): the self shares of one process add up to at most 100% of the step.
   std::optional<double> self_share;

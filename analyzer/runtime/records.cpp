@@ -93,6 +93,20 @@ bool apply_record(ProcessRecords& p, const json& j) {
     (t == "step" ? p.steps : p.backward_steps).push_back(s);
     return true;
   }
+  if (t == "cow") {
+    ProcessRecords::CowRec c;
+    if (!get_int(j, "at", c.at) || !get_int(j, "faults", c.faults) || c.faults < 0) return false;
+    get_int(j, "id", c.id);
+    see_time(p, c.at);
+    p.cows.push_back(c);
+    return true;
+  }
+  if (t == "fault_cost") {
+    int64_t ns = 0;
+    if (!get_int(j, "ns", ns) || ns <= 0) return false;
+    p.fault_ns = static_cast<double>(ns);
+    return true;
+  }
   if (t == "istop") {
     LoaderRec r;
     if (!get_interval(j, r.t)) return false;

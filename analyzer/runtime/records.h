@@ -74,6 +74,15 @@ struct ProcessRecords {
   bool steps_from_backward = false;
   std::vector<LoaderRec> waits, iters;
   std::vector<LoaderRec> stops;  // `istop` (extension): an iterator shutting its workers down
+  // `cow` (extension): write faults the main thread took between a tagged iterator's shutdown and
+  // the end of that step: the copy-on-write its workers' fork left on the process's memory.
+  struct CowRec {
+    int64_t at = 0;  // the step's end
+    int64_t id = -1;
+    int64_t faults = 0;
+  };
+  std::vector<CowRec> cows;
+  double fault_ns = 0;  // `fault_cost` (extension): one such fault's cost, measured at exit (0: none)
   std::vector<GcRec> gcs;
   std::vector<GpuRec> gpu;
   std::vector<BusyRec> gpu_busy;

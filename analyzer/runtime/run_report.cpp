@@ -323,6 +323,10 @@ nlohmann::json run_json(const RunContext& ctx) {
     if (r.loader_starts) {
       j["loader_starts"] = r.loader_starts;
       j["loader_start_ms"] = r.loader_start_ms;
+      if (r.cow_faults) {
+        j["cow_faults"] = r.cow_faults;
+        j["cow_ms"] = r.cow_ms;
+      }
     }
     doc["findings"][i]["runtime"] = std::move(j);
   }

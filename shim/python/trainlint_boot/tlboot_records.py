@@ -2,6 +2,8 @@
 first and its `end` line last, buffered and written in whole lines with O_APPEND (the shim appends
 its `gpu` lines to the same file)."""
 import os
+import resource
+import time
 import sys
 
 from .tlboot_state import _S, _mono
@@ -119,13 +121,65 @@ def _emit_loader(kind, t0, t1, ids):
         pass
 
 
+def _thread_faults():
+    """Minor page faults of the calling thread (Linux), or None."""
+    try:
+        return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt
+    except Exception:
+        return None
+
+
 def _emit_istop(ids, t0, t1):
-    """An `istop` record: a tagged iterator shutting its workers down."""
+    """An `istop` record: a tagged iterator shutting its workers down. From here to the end of the
+    step, the write faults the thread takes are the copy-on-write its workers' fork left behind
+    (`cow`, written with the step)."""
     try:
         if ids and not _S.worker_flag:
             _emit('{"t":"istop","start":%d,"end":%d,"id":%d}\n' % (t0, t1, ids[0]))
+            f = _thread_faults()
+            if f is not None and _S.cow_pending is None:
+                _S.cow_pending = (ids[0], f)
     except Exception:
         pass
+
+
+def _emit_cow(now):
+    """At a step's end: the `cow` record of a tagged iterator shut down during the step."""
+    pending, _S.cow_pending = _S.cow_pending, None
+    if pending is None:
+        return
+    f = _thread_faults()
+    if f is None or f < pending[1]:
+        return
+    _emit('{"t":"cow","at":%d,"id":%d,"faults":%d}\n' % (now, pending[0], f - pending[1]))
+    _S.cow_seen = True
+
+
+def _fault_cost():
+    """One copy-on-write write fault's cost on this machine, in ns: pages written after a fork whose
+    child has exited, as a training step's pages are after a DataLoader's workers are gone.
+    Measured once, at exit, only in a process that wrote `cow` records."""
+    pages = 256
+    buf = bytearray(pages * 4096)
+    for i in range(0, len(buf), 4096):
+        buf[i] = 1
+    pid = os.fork()
+    if pid == 0:
+        # the child must do nothing at all: os._exit is wrapped (tlboot_exits) and would end the
+        # records, and with them measure again, in a chain of forks
+        _S.ended = True
+        _S.cow_seen = False
+        os._exit(0)
+    os.waitpid(pid, 0)
+    f0 = _thread_faults()
+    t0 = time.perf_counter_ns()
+    for i in range(0, len(buf), 4096):
+        buf[i] = 2
+    t1 = time.perf_counter_ns()
+    f1 = _thread_faults()
+    if f0 is None or f1 is None or f1 - f0 < pages // 2:
+        return None  # no copy-on-write here (another kernel): nothing to price
+    return (t1 - t0) // (f1 - f0)
 
 
 def _emit_wait(t0, t1, ids):
@@ -190,6 +244,14 @@ def _end(reason, exception=None):
             _S.shim = None
         if reason == "exit" and _S.signal_seen:
             reason = "signal"
+        if (_S.records_dir is not None and _S.cow_seen and reason in ("exit", "max-steps") and not _S.is_child
+                and not _S.worker_flag and _S.pid == os.getpid()):
+            try:
+                ns = _fault_cost()
+                if ns:
+                    _emit('{"t":"fault_cost","ns":%d}\n' % ns)
+            except Exception:
+                pass
         if _S.records_dir is not None:
             extra = ',"exception":%s' % _json_str(exception) if exception else ""
             if not _S.worker_flag and _torch_missing():

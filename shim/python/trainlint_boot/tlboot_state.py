@@ -54,6 +54,8 @@ class _State(object):
     step_it = None  # weak reference to the DataLoader iterator that the training loop iterates
     loop_iters = 0  # its __next__ calls
     loop_steps = False  # steps are the training loop's iterations (no optimizer step or backward)
+    cow_pending = None  # (loader id, thread's minor faults) at a tagged iterator's shutdown this step
+    cow_seen = False  # a `cow` record was written: price a fault at exit (`fault_cost`)
 
 
 _S = _State()

@@ -2,7 +2,7 @@
 when the program steps no optimizer, or the training loop's iterations; TRAINLINT_MAX_STEPS ends
 the program cleanly."""
 from .tlboot_plan import _realpath
-from .tlboot_records import _emit, _end, _note
+from .tlboot_records import _emit, _emit_cow, _end, _note
 from .tlboot_roles import _promote
 from .tlboot_sites import _patch_main_functions
 from .tlboot_state import _S, _getframe, _mono
@@ -27,6 +27,8 @@ def _on_step(defer=False, now=None):
     if now is None:
         now = _mono()
     try:
+        if _S.cow_pending is not None:
+            _emit_cow(now)
         _emit('{"t":"step","n":%d,"end":%d}\n' % (n, now), urgent=True)
         if _S.shim is not None and now - _S.shim_last_flush > 2000000000:
             _S.shim_last_flush = now
