@@ -152,7 +152,7 @@ struct TreeCodec {
     std::vector<NodeId> last(count, kNone);
     for (uint32_t i = 0; i < count; ++i) {
       auto& n = nodes.emplace_back();
-      uint16_t kind, symbol;
+      uint16_t kind = 0, symbol = 0;  // the count check above guarantees the bytes
       get32(in, pos, n.start);
       get32(in, pos, n.end);
       get32(in, pos, n.subtree_end);

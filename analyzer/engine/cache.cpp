@@ -10,7 +10,6 @@
 #include <cstring>
 #include <cstdio>
 #include <fstream>
-#include <mutex>
 #include <random>
 #include <sstream>
 #include <system_error>
@@ -36,22 +35,6 @@ inline uint64_t mix(uint64_t x) {
   x *= 0xD6E8FEB86659FD93ull;
   x ^= x >> 32;
   return x;
-}
-
-std::optional<std::string> read_file(const fs::path& p) {
-  std::FILE* f = std::fopen(p.c_str(), "rb");
-  if (!f) return std::nullopt;
-  std::string out;
-  if (std::fseek(f, 0, SEEK_END) == 0) {
-    long n = std::ftell(f);
-    if (n > 0) out.resize(static_cast<size_t>(n));
-    std::rewind(f);
-  }
-  size_t got = out.empty() ? 0 : std::fread(out.data(), 1, out.size(), f);
-  bool ok = got == out.size() && !std::ferror(f);
-  std::fclose(f);
-  if (!ok) return std::nullopt;
-  return out;
 }
 
 // A whole file in memory, read with read(2) into an uninitialised buffer: no zero-filling, and no
@@ -224,10 +207,6 @@ const std::string& build_identity() {
   return id;
 }
 
-struct DiskCache::Counters {
-  std::atomic<size_t> tree_hits{0}, tree_misses{0}, run_hits{0};
-};
-
 std::unique_ptr<DiskCache> DiskCache::open(const fs::path& dir, size_t max_bytes, std::string* error) {
   std::error_code ec;
   fs::create_directories(dir / "trees", ec);
@@ -244,9 +223,7 @@ std::unique_ptr<DiskCache> DiskCache::open(const fs::path& dir, size_t max_bytes
     std::ofstream(dir / "CACHEDIR.TAG") << "Signature: 8a477f597d28d172789f06886806bc55\n"
                                            "# This file is a cache directory tag created by trainlint.\n";
   }
-  std::unique_ptr<DiskCache> c(new DiskCache(dir, max_bytes));
-  c->counters_ = std::make_shared<Counters>();
-  return c;
+  return std::unique_ptr<DiskCache>(new DiskCache(dir, max_bytes));
 }
 
 fs::path DiskCache::tree_path(const SourceFile& src) const {
@@ -278,10 +255,10 @@ std::optional<py::Tree> DiskCache::load(const SourceFile& src) {
   std::optional<std::string_view> payload = bytes.ok() ? unframe(bytes.view()) : std::nullopt;
   std::optional<py::Tree> t = payload ? py::Tree::decode(src, *payload) : std::nullopt;
   if (!t) {
-    ++counters_->tree_misses;
+    ++tree_misses_;
     return std::nullopt;
   }
-  ++counters_->tree_hits;
+  ++tree_hits_;
   touch(p);
   return t;
 }
@@ -290,9 +267,9 @@ void DiskCache::save(const SourceFile& src, const py::Tree& tree) { write_atomic
 
 std::optional<RunResult> DiskCache::load_run(const Hash& key) {
   fs::path p = dir_ / "runs" / (key.hex() + ".json");
-  auto bytes = read_file(p);
-  if (!bytes) return std::nullopt;
-  auto payload = unframe(*bytes);
+  WholeFile bytes(p);
+  if (!bytes.ok()) return std::nullopt;
+  auto payload = unframe(bytes.view());
   if (!payload) return std::nullopt;
   try {
     json j = json::parse(*payload);
@@ -308,7 +285,6 @@ std::optional<RunResult> DiskCache::load_run(const Hash& key) {
     }
     r.files_analysed = j.at("files_analysed").get<size_t>();
     r.context_files = j.at("context_files").get<size_t>();
-    ++counters_->run_hits;
     touch(p);
     return r;
   } catch (const std::exception&) {
@@ -370,7 +346,7 @@ void DiskCache::prune() {
 }
 
 DiskCache::Stats DiskCache::stats() const {
-  return {counters_->tree_hits.load(), counters_->tree_misses.load(), counters_->run_hits.load()};
+  return {tree_hits_.load(), tree_misses_.load()};
 }
 
 }  // namespace tl::cache

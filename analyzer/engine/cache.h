@@ -13,6 +13,7 @@
 // partial entry; an entry that fails its checks is ignored (and the file re-analysed). The cache is
 // bounded: when it grows past its limit the least recently used entries are removed.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -56,12 +57,8 @@ struct RunResult {
 
 class DiskCache : public py::TreeStore {
  public:
-  static constexpr size_t kDefaultMaxBytes = size_t{512} << 20;
-
   // Opens (creating) the cache folder; nullptr with `error` set when it cannot be created.
   static std::unique_ptr<DiskCache> open(const std::filesystem::path& dir, size_t max_bytes, std::string* error);
-
-  const std::filesystem::path& dir() const { return dir_; }
 
   // py::TreeStore
   std::optional<py::Tree> load(const SourceFile& src) override;
@@ -74,7 +71,7 @@ class DiskCache : public py::TreeStore {
   void prune();
 
   struct Stats {
-    size_t tree_hits = 0, tree_misses = 0, run_hits = 0;
+    size_t tree_hits = 0, tree_misses = 0;
   };
   Stats stats() const;
 
@@ -85,8 +82,7 @@ class DiskCache : public py::TreeStore {
 
   std::filesystem::path dir_;
   size_t max_bytes_;
-  struct Counters;
-  std::shared_ptr<Counters> counters_;
+  std::atomic<size_t> tree_hits_{0}, tree_misses_{0};  // load() runs on several threads
 };
 
 }  // namespace tl::cache

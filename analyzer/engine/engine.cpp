@@ -522,44 +522,42 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
       if (mod_of[i]) paths.push_back(mod_of[i]->path);
   std::vector<std::vector<Finding>> kept(paths.size());
   auto post = [&](size_t pi) {
-    {
-      const std::string& path = paths[pi];
-      size_t i = index_of.at(path);
-      const py::Module* m = mod_of[i];
-      const FileInfo& fi = infos[i];
-      const Config& c = fi.config ? *fi.config : cs->defaults();
-      std::string rel = rel_to_config(fi);
-      std::unordered_map<std::string, bool> enabled;
-      auto on = [&](const std::string& code) {
-        auto it = enabled.find(code);
-        if (it != enabled.end()) return it->second;
-        const RuleInfo* r = find_rule(code);
-        bool v = r && rule_enabled_for(opts, c, rel, r->code, r->slug);
-        enabled[code] = v;
-        return v;
+    const std::string& path = paths[pi];
+    size_t i = index_of.at(path);
+    const py::Module* m = mod_of[i];
+    const FileInfo& fi = infos[i];
+    const Config& c = fi.config ? *fi.config : cs->defaults();
+    std::string rel = rel_to_config(fi);
+    std::unordered_map<std::string, bool> enabled;
+    auto on = [&](const std::string& code) {
+      auto it = enabled.find(code);
+      if (it != enabled.end()) return it->second;
+      const RuleInfo* r = find_rule(code);
+      bool v = r && rule_enabled_for(opts, c, rel, r->code, r->slug);
+      enabled[code] = v;
+      return v;
+    };
+    auto fit = by_path.find(path);
+    std::vector<Finding> fs_in = fit == by_path.end() ? std::vector<Finding>{} : std::move(fit->second);
+    std::vector<Suppression> sups = parse_python_suppressions(*m->src, comment_ranges(m->tree), canon_code);
+    auto& out = kept[pi];
+    for (auto& f : fs_in) {
+      if (!on(f.code)) continue;
+      // A test module is not a training program: only the correctness rules (TL4xx) report
+      // in it (docs/concepts.md "Test modules").
+      if (m->is_test && f.code.rfind("TL4", 0) != 0) continue;
+      if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
+      if (apply_suppressions(sups, f)) continue;
+      out.push_back(std::move(f));
+    }
+    if (any_tl001 && on("TL001")) {
+      auto judged = [&](const std::string& code) {
+        const RuleEntry* r = find_rule(code);
+        return r && r->python && on(code);
       };
-      auto fit = by_path.find(path);
-      std::vector<Finding> fs_in = fit == by_path.end() ? std::vector<Finding>{} : std::move(fit->second);
-      std::vector<Suppression> sups = parse_python_suppressions(*m->src, comment_ranges(m->tree), canon_code);
-      auto& out = kept[pi];
-      for (auto& f : fs_in) {
-        if (!on(f.code)) continue;
-        // A test module is not a training program: only the correctness rules (TL4xx) report
-        // in it (docs/concepts.md "Test modules").
-        if (m->is_test && f.code.rfind("TL4", 0) != 0) continue;
+      for (auto& f : unused_suppressions(*m->src, sups, judged)) {
         if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
-        if (apply_suppressions(sups, f)) continue;
         out.push_back(std::move(f));
-      }
-      if (any_tl001 && on("TL001")) {
-        auto judged = [&](const std::string& code) {
-          const RuleEntry* r = find_rule(code);
-          return r && r->python && on(code);
-        };
-        for (auto& f : unused_suppressions(*m->src, sups, judged)) {
-          if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
-          out.push_back(std::move(f));
-        }
       }
     }
   };
@@ -766,7 +764,6 @@ LintResult analyse_cached(std::vector<std::unique_ptr<SourceFile>> files, std::v
   if (auto hit = disk->load_run(key)) {
     LintResult res;
     res.configs = cs;
-    res.from_cache = true;
     res.findings = std::move(hit->findings);
     res.messages = std::move(hit->messages);
     res.files_analysed = hit->files_analysed;

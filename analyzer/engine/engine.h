@@ -82,7 +82,6 @@ struct LintResult {
   std::vector<std::shared_ptr<const SourceFile>> cpp_sources;  // the C++ files analysed, likewise
   // The files of a run answered from the on-disk cache (no model was built), likewise.
   std::vector<std::shared_ptr<const SourceFile>> cached_sources;
-  bool from_cache = false;  // the findings came from the on-disk cache
   std::shared_ptr<ConfigSet> configs;
   std::map<std::string, FileInfo> files;   // by display path: the reported files
   const Config* root_config = nullptr;     // global settings (fail-on, baseline, run): see docs
