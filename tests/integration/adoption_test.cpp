@@ -424,6 +424,12 @@ TEST(Configuration, MistakesAreExit2WithFileAndLine) {
       {"[tool.trainlint.run]\ngc-pauses = 150\n",
        "pyproject.toml:2: 'gc-pauses' in [tool.trainlint.run] must be a percentage from 0 to 100"},
       {"[tool.trainlint]\nselect = [\"TL1\"\n", "pyproject.toml:2: invalid TOML"},
+      // found by fuzz_config: toml++ 3.3 asserts (or, built with clang, assumes: undefined
+      // behaviour) on these; each must be a parse error with its line
+      {"[tool.trainlint]\n[=]\n", "pyproject.toml:2: invalid TOML"},
+      {"[tool.trainlint]\n[\x02select]\n", "pyproject.toml:2: invalid TOML"},
+      {"[tool.trainlint]\nselect = [\"TL1\"] \xc3\xa9\n", "pyproject.toml:2: invalid TOML"},
+      {"[tool.trainlint]\n\nfail-on = 4\t\t\xef\xba\xbf\n", "pyproject.toml:3: invalid TOML"},
   };
   for (auto& c : cases) {
     write_file(p.root() / "pyproject.toml", c.toml);
@@ -431,6 +437,16 @@ TEST(Configuration, MistakesAreExit2WithFileAndLine) {
     EXPECT_EQ(r.rc, 2) << c.toml;
     EXPECT_EQ(r.out, "") << "no findings are printed from a broken configuration";
     EXPECT_TRUE(contains(r.err, std::string("trainlint: error: ") + c.message)) << c.toml << "\n" << r.err;
+  }
+  // beyond ASCII where TOML allows it: strings (all four kinds), comments, a byte-order mark
+  write_file(p.root() / "pyproject.toml",
+             "\xef\xbb\xbf[project]  # \xc3\xa9t\xc3\xa9\nname = \"d\xc3\xa9mo \\\" \xe8\xae\xad\"\ndescription = 'caf\xc3\xa9'\n"
+             "readme = \"\"\"\n\xe8\xae\xad\xe7\xbb\x83 \"\" \"\"\"\nlicense = '''\n\xf0\x9f\x9a\x80'''\n"
+             "[tool.trainlint]\nselect = [\"TL1\"]  # \xf0\x9f\x9a\x80\n");
+  {
+    auto ok = run_cli("utils/utils_fit.py", p.cwd());
+    EXPECT_NE(ok.rc, 2) << ok.err;
+    EXPECT_FALSE(contains(ok.err, "invalid TOML")) << ok.err;
   }
   fs::remove(p.root() / "pyproject.toml");
   write_file(p.root() / ".trainlint.toml", "[tool.trainlint]\nselect = [\"TL1\"]\n");
