@@ -33,10 +33,36 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::optional<double> num(const json& j, const char* key) {
+// Reports come from files: any field may be missing or of another type (a hand-edited or
+// truncated report, another tool's JSON). Every read goes through these, which never throw.
+const json& field(const json& j, const char* key) {
+  static const json none;
+  if (!j.is_object()) return none;
   auto it = j.find(key);
-  if (it == j.end() || !it->is_number()) return std::nullopt;
-  return it->get<double>();
+  return it == j.end() ? none : *it;
+}
+
+std::optional<double> num(const json& j, const char* key) {
+  const json& v = field(j, key);
+  if (!v.is_number()) return std::nullopt;
+  return v.get<double>();
+}
+
+std::optional<int64_t> integer(const json& j, const char* key) {
+  const json& v = field(j, key);
+  if (v.is_number_integer()) return v.get<int64_t>();
+  if (v.is_number_float() && v.get<double>() >= -9e15 && v.get<double>() <= 9e15) return static_cast<int64_t>(v.get<double>());
+  return std::nullopt;
+}
+
+std::string str(const json& j, const char* key) {
+  const json& v = field(j, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+
+template <class T>
+json opt_json(const std::optional<T>& v) {
+  return v ? json(*v) : json();
 }
 
 struct Rank {
@@ -58,24 +84,26 @@ MergeResult merge_reports(const std::vector<NodeReport>& nodes) {
   json node_list = json::array();
   for (size_t n = 0; n < nodes.size(); ++n) {
     const json& doc = nodes[n].doc;
-    if (!doc.is_object() || !doc.contains("run") || !doc["run"].is_object() || !doc["run"].contains("processes")) {
-      res.error = nodes[n].file + " is not a `trainlint run --format json` report (no `run` object)";
+    const json& run = field(doc, "run");
+    if (!run.is_object() || !field(run, "processes").is_array()) {
+      res.error = nodes[n].file + " is not a `trainlint run --format json` report (no `run` object with `processes`)";
       return res;
     }
-    const json& run = doc["run"];
     node_list.push_back({{"file", nodes[n].file},
-                         {"command", run.value("command", json::array())},
-                         {"steps", run.value("steps", 0)},
-                         {"exit_code", run.value("exit_code", 0)},
-                         {"gpu", run.contains("gpu") ? run["gpu"].value("status", "") : ""}});
+                         {"command", field(run, "command").is_array() ? field(run, "command") : json::array()},
+                         {"steps", integer(run, "steps").value_or(0)},
+                         {"exit_code", integer(run, "exit_code").value_or(0)},
+                         {"gpu", str(field(run, "gpu"), "status")}});
     for (auto& p : run["processes"]) {
-      if (p.value("role", "") != "rank" && !(p.value("role", "") == "main" && p.value("steps", 0) > 0)) continue;
+      const std::string role = str(p, "role");
+      const int64_t steps = std::max<int64_t>(0, integer(p, "steps").value_or(0));
+      if (role != "rank" && !(role == "main" && steps > 0)) continue;
       Rank r;
       r.node = n;
-      if (p.contains("rank") && p["rank"].is_number_integer()) r.rank = p["rank"].get<int64_t>();
-      r.pid = p.value("pid", int64_t{0});
-      r.steps = p.value("steps", int64_t{0});
-      r.clean = p.value("clean", true);
+      r.rank = integer(p, "rank");
+      r.pid = integer(p, "pid").value_or(0);
+      r.steps = steps;
+      r.clean = !field(p, "clean").is_boolean() || field(p, "clean").get<bool>();
       r.step_ms = num(p, "median_step_ms");
       if (!r.step_ms) r.step_ms = num(p, "mean_step_ms");
       // the counted steps: all but the warm-up step 1 when there are 2 or more
@@ -143,21 +171,22 @@ MergeResult merge_reports(const std::vector<NodeReport>& nodes) {
   json findings = json::array();
   std::map<std::string, size_t> by_key;
   for (size_t n = 0; n < nodes.size(); ++n) {
-    const json& doc = nodes[n].doc;
-    if (!doc.contains("findings") || !doc["findings"].is_array()) continue;
-    for (auto& f : doc["findings"]) {
-      std::string key = f.value("fingerprint", "");
-      if (key.empty()) key = f.value("code", "") + "@" + f.value("path", "");
-      const json rt = f.value("runtime", json::object());
+    const json& list = field(nodes[n].doc, "findings");
+    if (!list.is_array()) continue;
+    for (auto& f : list) {
+      if (!f.is_object()) continue;
+      std::string key = str(f, "fingerprint");
+      if (key.empty()) key = str(f, "code") + "@" + str(f, "path");
+      const json& rt = field(f, "runtime");
       const double share = num(rt, "share").value_or(-1);
       auto it = by_key.find(key);
       if (it == by_key.end()) {
         by_key[key] = findings.size();
-        json m = {{"code", f.value("code", "")},
-                  {"slug", f.value("slug", "")},
-                  {"message", f.value("message", "")},
-                  {"path", f.value("path", "")},
-                  {"line", f.contains("range") ? f["range"]["start"].value("line", 0) : 0},
+        json m = {{"code", str(f, "code")},
+                  {"slug", str(f, "slug")},
+                  {"message", str(f, "message")},
+                  {"path", str(f, "path")},
+                  {"line", integer(field(field(f, "range"), "start"), "line").value_or(0)},
                   {"fingerprint", key},
                   {"confirmed_on", json::array()},
                   {"nodes", json::array()}};
@@ -165,15 +194,15 @@ MergeResult merge_reports(const std::vector<NodeReport>& nodes) {
         it = by_key.find(key);
       }
       json& m = findings[it->second];
-      const std::string verdict = rt.value("verdict", "");
+      const std::string verdict = str(rt, "verdict");
       m["nodes"].push_back({{"node", n}, {"verdict", verdict}, {"share", share >= 0 ? json(share) : json()},
-                            {"rank", rt.value("rank", json())}});
+                            {"rank", opt_json(integer(rt, "rank"))}});
       if (verdict == "confirmed") m["confirmed_on"].push_back(n);
       if (share >= 0 && (!m.contains("max_share") || share > m["max_share"].get<double>())) {
         m["max_share"] = share;
         m["max_node"] = n;
-        m["max_rank"] = rt.value("rank", json());
-        m["max_ms_per_step"] = rt.value("ms_per_step", json());
+        m["max_rank"] = opt_json(integer(rt, "rank"));
+        m["max_ms_per_step"] = opt_json(num(rt, "ms_per_step"));
       }
     }
   }
