@@ -184,7 +184,8 @@ int Server::run() {
       case ReadResult::Kind::Message: break;
     }
     const json& msg = r.message;
-    if (msg.is_object() && msg.value("method", "") == "exit" && !msg.contains("id")) return shutdown_ ? 0 : 1;
+    // (`method` may be anything a client sent: handle() answers a method that is not a string)
+    if (msg.is_object() && !msg.contains("id") && msg.contains("method") && msg["method"] == "exit") return shutdown_ ? 0 : 1;
     try {
       handle(msg);
     } catch (const std::exception& e) {
