@@ -48,8 +48,9 @@ std::optional<Baseline> read_baseline(const std::string& file, std::string* erro
 
 std::string baseline_text(std::vector<BaselineEntry> entries) {
   std::sort(entries.begin(), entries.end(), [](const BaselineEntry& a, const BaselineEntry& b) {
-    return std::tie(a.path, a.code, a.scope, a.statement, a.fingerprint) <
-           std::tie(b.path, b.code, b.scope, b.statement, b.fingerprint);
+    // every field, so that the order (and the file) never depends on the order read
+    return std::tie(a.path, a.code, a.scope, a.statement, a.fingerprint, a.slug) <
+           std::tie(b.path, b.code, b.scope, b.statement, b.fingerprint, b.slug);
   });
   nlohmann::ordered_json arr = nlohmann::ordered_json::array();
   for (auto& e : entries) {

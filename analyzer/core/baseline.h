@@ -29,7 +29,7 @@ struct Baseline {
 // Reads a baseline; nullopt with `error` when the file cannot be read or is not a baseline.
 std::optional<Baseline> read_baseline(const std::string& file, std::string* error);
 // The file's text: version, tool and the entries sorted by path, code, scope, statement,
-// fingerprint; two-space indentation, one key per line, a final newline.
+// fingerprint, slug; two-space indentation, one key per line, a final newline.
 std::string baseline_text(std::vector<BaselineEntry> entries);
 bool write_baseline(const std::string& file, const std::vector<BaselineEntry>& entries, std::string* error);
 
