@@ -523,11 +523,22 @@ struct ProgramReach {
           for (auto& c : m->classes) add_cls(c.get());
         }
       }
-      const bool plain = p.dead_branches.empty();
+      // Only the functions a dead branch overlaps (it lies in them, or they lie in it) must have
+      // their calls filtered; every other function leads where it always does.
+      std::vector<uint32_t> filtered;
+      if (affected_.size() != pm.functions_.size()) affected_.assign(pm.functions_.size(), 0);
+      for (auto& [m, branches] : p.dead_branches)
+        for (auto& g : m->functions)
+          for (NodeId b : branches)
+            if (m->tree.contains(g->def, b) || m->tree.contains(b, g->def)) {
+              if (!affected_[g->id]) filtered.push_back(g->id);
+              affected_[g->id] = 1;
+              break;
+            }
       while (!work.empty()) {
         Function* f = work.front();
         work.pop_front();
-        if (plain) {  // no call is in a dead branch: what the function leads to, deduplicated once
+        if (!affected_[f->id]) {  // no call of it is in a dead branch: where it leads, deduplicated once
           const Successors& s = successors(*f, fn_refs, nested);
           for (Function* g : s.fns) add_fn(g);
           for (Class* c : s.classes) add_cls(c);
@@ -543,6 +554,7 @@ struct ProgramReach {
         for (Function* g : nested[f->id]) add_fn(g);
       }
       for (uint32_t id : ids) mark_[id] = 0;
+      for (uint32_t id : filtered) affected_[id] = 0;
       std::sort(ids.begin(), ids.end());
       p.reached_bits.clear();
       if (ids.size() * 32 > pm.functions_.size()) {  // dense: a bit per function is smaller and faster
@@ -553,6 +565,7 @@ struct ProgramReach {
     }
   }
   std::vector<char> mark_;
+  std::vector<char> affected_;  // scratch: functions whose calls a dead branch of the program filters
 
   // ---- accelerator intent (TL303) --------------------------------------------------------
   static bool intent_text(std::string_view s) {
