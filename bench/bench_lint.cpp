@@ -18,36 +18,14 @@
 #include <thread>
 
 #include "analyzer/engine/engine.h"
+#include "bench/corpus.h"
 #include "bench/median_reporter.h"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
 
 namespace {
 
-struct Corpus {
-  std::vector<std::pair<std::string, std::string>> files;
-  size_t bytes = 0;
-};
-
-const Corpus& corpus() {
-  static Corpus c = [] {
-    Corpus c;
-    const char* env = std::getenv("TRAINLINT_BENCH_DIR");
-    std::string dir = env ? env : "/usr/lib/python3/dist-packages/torch";
-    std::vector<tl::FileMessage> msgs;
-    bool io = false;
-    for (auto& p : tl::discover_files({dir}, msgs, io)) {
-      std::ifstream in(p, std::ios::binary);
-      std::stringstream ss;
-      ss << in.rdbuf();
-      c.bytes += ss.str().size();
-      c.files.emplace_back(p, ss.str());
-    }
-    std::fprintf(stderr, "corpus: %s: %zu files, %.1f MB\n", dir.c_str(), c.files.size(), c.bytes / 1e6);
-    return c;
-  }();
-  return c;
-}
+using tl::bench::corpus;
 
 unsigned all_threads() { return std::max(1u, std::thread::hardware_concurrency()); }
 
@@ -73,12 +51,9 @@ void bare_parse(unsigned threads) {
 
 void lint(unsigned threads) {
   const auto& c = corpus();
-  std::vector<std::unique_ptr<tl::SourceFile>> srcs;
-  srcs.reserve(c.files.size());
-  for (auto& [p, t] : c.files) srcs.push_back(std::make_unique<tl::SourceFile>(p, t));
   tl::LintOptions o;
   o.threads = threads;
-  auto r = tl::lint_sources(std::move(srcs), o);
+  auto r = tl::lint_sources(c.sources(), o);
   benchmark::DoNotOptimize(r.findings.data());
 }
 

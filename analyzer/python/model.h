@@ -296,6 +296,8 @@ class ProgramModel {
   const std::vector<std::unique_ptr<Module>>& modules() const { return modules_; }
   const std::vector<Program>& programs() const { return programs_; }
   const std::vector<Function*>& functions() const { return functions_; }
+  // How long each phase of build() took, in order, in ms (wall time of the whole phase).
+  const std::vector<std::pair<std::string, double>>& build_phases() const { return build_phases_; }
 
   // ---- questions rules ask -------------------------------------------------------------
   // Does `node` (a statement or expression in `m`) run every step of some step loop? Follows
@@ -406,6 +408,7 @@ class ProgramModel {
   std::unordered_set<const Class*> class_has_subclass_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<Function*> functions_;
+  std::vector<std::pair<std::string, double>> build_phases_;
   std::vector<Program> programs_;
   std::unordered_map<std::string, std::vector<Module*>> by_dotted_;  // every dotted suffix
   std::unordered_map<std::string, std::vector<ArgDef*>> argdefs_;    // dest -> definitions

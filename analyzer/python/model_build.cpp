@@ -1037,13 +1037,17 @@ bool ProgramModel::is_backward(const Call& c) {
 
 namespace {
 // TRAINLINT_TIMING=1 prints the time of each phase to stderr (for bench notes and profiling).
+// The build's phases, timed always (a clock read each) into the model (ProgramModel::build_phases,
+// read by bench/bench_model.cpp), printed with TRAINLINT_TIMING.
 struct PhaseTimer {
+  std::vector<std::pair<std::string, double>>& into;
   bool on = std::getenv("TRAINLINT_TIMING") != nullptr;
   std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
   void lap(const char* what) {
-    if (!on) return;
     auto now = std::chrono::steady_clock::now();
-    std::fprintf(stderr, "trainlint: %-28s %8.1f ms\n", what, std::chrono::duration<double, std::milli>(now - t).count());
+    double ms = std::chrono::duration<double, std::milli>(now - t).count();
+    into.emplace_back(what, ms);
+    if (on) std::fprintf(stderr, "trainlint: %-28s %8.1f ms\n", what, ms);
     t = now;
   }
 };
@@ -1052,7 +1056,7 @@ struct PhaseTimer {
 ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files, unsigned threads, ParseCache* cache,
                                  TreeStore* store) {
   ProgramModel pm;
-  PhaseTimer timer;
+  PhaseTimer timer{pm.build_phases_};
   std::atomic<int64_t> parse_ns{0}, collect_ns{0};
   pm.modules_.resize(files.size());
   if (threads == 0) threads = 1;

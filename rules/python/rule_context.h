@@ -19,7 +19,8 @@ namespace tl {
 // one pass per module instead of one per (module x program member).
 class FactCache {
  public:
-  explicit FactCache(size_t modules) : modules_(modules) {}
+  // `modules`: the model's module count, to size the table (a few facts per module)
+  explicit FactCache(size_t modules) { map_.reserve(modules * 2); }
   bool module_fact(const py::Module& m, const char* key, const std::function<bool()>& compute) {
     Key k{m.index, key};
     {
@@ -103,7 +104,6 @@ class FactCache {
   struct KeyHash {
     size_t operator()(const Key& k) const { return std::hash<uint64_t>{}(k.id) * 31 + std::hash<std::string_view>{}(k.name); }
   };
-  size_t modules_;
   std::mutex mu_;
   std::unordered_map<Key, bool, KeyHash> map_;
   std::unordered_map<Key, std::vector<py::NodeId>, KeyHash> sites_;
