@@ -265,21 +265,32 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
         if (first) {
           host.push_back(first->t);
           r.loader_start_ms += ms(first->t.length());
+          if (first->joined_from >= its[k]->t.end) {  // iter() then next() in one statement
+            host.push_back({first->joined_from, first->t.start});
+            r.loader_start_ms += ms(first->t.start - first->joined_from);
+          }
         }
       }
       for (auto& st : g.root->stops)
         if (st.id >= 0 && loader_matches(st.id, s, sites)) {
           host.push_back(st.t);
           r.loader_start_ms += ms(st.t.length());
+          if (st.joined_from > 0) {  // the shutdown in the statement that took the first batch
+            host.push_back({st.joined_from, st.t.start});
+            r.loader_start_ms += ms(st.t.start - st.joined_from);
+          }
         }
-      // After the workers are gone the process's pages stay copy-on-write: every page the rest of
-      // the step writes takes a fault (tens of microseconds in a virtual machine), time the
-      // fork caused but no interval holds. Priced at the cost the shim measured at exit.
+      // After the fork the process's pages stay copy-on-write: every page the step writes outside
+      // the loader's intervals takes a fault (tens of microseconds in a virtual machine), while
+      // the workers live (the shim's and the program's code between the intervals) and after they
+      // are gone (the rest of the step): time the fork caused but no interval holds. Priced at
+      // the costs the shim measured at exit.
       if (g.root->fault_ns > 0)
         for (auto& c : g.root->cows)
           if (c.id >= 0 && loader_matches(c.id, s, sites)) {
-            double cms = static_cast<double>(c.faults) * g.root->fault_ns / 1e6;
-            r.cow_faults += c.faults;
+            const double live_ns = g.root->fault_live_ns > 0 ? g.root->fault_live_ns : g.root->fault_ns;
+            double cms = (static_cast<double>(c.faults) * g.root->fault_ns + static_cast<double>(c.live_faults) * live_ns) / 1e6;
+            r.cow_faults += c.faults + c.live_faults;
             r.cow_ms += cms;
             r.cow_at.emplace_back(c.at, cms);
           }
@@ -288,7 +299,7 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
         r.reason = "with its iterators' worker start-up, first batch and shutdown (" + std::to_string(r.loader_starts) +
                    " iterators)";
         if (r.cow_faults)
-          r.reason += " and the copy-on-write faults their fork left in the rest of the steps (" +
+          r.reason += " and the copy-on-write faults their fork left on the rest of the steps (" +
                       std::to_string(r.cow_faults) + " faults, " + fmt("%.1f", r.cow_ms) + " ms)";
       }
     }

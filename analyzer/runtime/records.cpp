@@ -97,6 +97,7 @@ bool apply_record(ProcessRecords& p, const json& j) {
     ProcessRecords::CowRec c;
     if (!get_int(j, "at", c.at) || !get_int(j, "faults", c.faults) || c.faults < 0) return false;
     get_int(j, "id", c.id);
+    if (get_int(j, "live_faults", c.live_faults) && c.live_faults < 0) return false;
     see_time(p, c.at);
     p.cows.push_back(c);
     return true;
@@ -105,12 +106,15 @@ bool apply_record(ProcessRecords& p, const json& j) {
     int64_t ns = 0;
     if (!get_int(j, "ns", ns) || ns <= 0) return false;
     p.fault_ns = static_cast<double>(ns);
+    int64_t live = 0;
+    if (get_int(j, "live_ns", live) && live > 0) p.fault_live_ns = static_cast<double>(live);
     return true;
   }
   if (t == "istop") {
     LoaderRec r;
     if (!get_interval(j, r.t)) return false;
     get_int(j, "id", r.id);
+    if (get_int(j, "from", r.joined_from) && (r.joined_from <= 0 || r.joined_from > r.t.start)) r.joined_from = 0;
     see_time(p, r.t.start), see_time(p, r.t.end);
     p.stops.push_back(r);
     return true;
@@ -120,6 +124,8 @@ bool apply_record(ProcessRecords& p, const json& j) {
     if (!get_interval(j, r.t)) return false;
     get_int(j, "id", r.id);
     get_int(j, "workers", r.workers);
+    if (t == "wait" && get_int(j, "from", r.joined_from) && (r.joined_from <= 0 || r.joined_from > r.t.start))
+      r.joined_from = 0;
     see_time(p, r.t.start), see_time(p, r.t.end);
     (t == "wait" ? p.waits : p.iters).push_back(r);
     return true;

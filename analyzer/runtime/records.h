@@ -35,6 +35,10 @@ struct LoaderRec {
   Interval t;
   int64_t id = -1;
   int64_t workers = -1;  // `iter` extension: the loader's num_workers (-1: not recorded)
+  // `wait`/`istop` extension `from`: the end of the loader's previous interval (its iterator's
+  // start-up, its first batch) when this one followed it in the same statement of the program
+  // (`next(iter(loader))`, a `for` line): the time between is the loader's too (0: not joined).
+  int64_t joined_from = 0;
 };
 
 struct GpuRec {
@@ -74,15 +78,21 @@ struct ProcessRecords {
   bool steps_from_backward = false;
   std::vector<LoaderRec> waits, iters;
   std::vector<LoaderRec> stops;  // `istop` (extension): an iterator shutting its workers down
-  // `cow` (extension): write faults the main thread took between a tagged iterator's shutdown and
-  // the end of that step: the copy-on-write its workers' fork left on the process's memory.
+  // `cow` (extension): write faults the main thread took in a step outside a tagged iterator's
+  // own intervals, from its workers' fork: the copy-on-write that fork left on the process's memory
+  // while the workers lived (`live_faults`, between the fork and the shutdown) and after their
+  // shutdown (`faults`, to the step's end).
   struct CowRec {
     int64_t at = 0;  // the step's end
     int64_t id = -1;
     int64_t faults = 0;
+    int64_t live_faults = 0;
   };
   std::vector<CowRec> cows;
-  double fault_ns = 0;  // `fault_cost` (extension): one such fault's cost, measured at exit (0: none)
+  // `fault_cost` (extension): one such fault's cost, measured at exit (0: none), after the child
+  // exited (`ns`) and while it lived (`live_ns`; 0: not measured, priced as `ns`)
+  double fault_ns = 0;
+  double fault_live_ns = 0;
   std::vector<GcRec> gcs;
   std::vector<GpuRec> gpu;
   std::vector<BusyRec> gpu_busy;

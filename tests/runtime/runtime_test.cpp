@@ -277,6 +277,53 @@ TEST(RuntimeMerge, HostOnlyVerdictsSharesAndWindow) {
   EXPECT_TRUE(noted);
 }
 
+// A DataLoader built every step (TL107): its iterators' start-up, first batch and shutdown are
+// its cost, with the time between them when one statement of the program drove them (`from`), and
+// so are the copy-on-write faults their fork left outside those intervals, priced by kind: while
+// the workers lived (`live_faults`, at `live_ns`) and after their shutdown (`faults`, at `ns`).
+// Records of an older bootstrap (no `from`, `live_faults`, `live_ns`) still read.
+TEST(RuntimeMerge, CopyOnWriteFaultsOfALoaderBuiltEveryStepArePricedByKind) {
+  for (bool old_bootstrap : {false, true}) {
+    TempDir d;
+    std::vector<rt::PlanSite> sites = {site(0, "TL107", "site", 19, 18, "torch.utils.data.DataLoader")};
+    Rec m;
+    m.proc(100, 99, "main").gpu_status("no-gpu", "no CUDA device");
+    for (int k = 1; k <= 4; ++k) {
+      double b = 10.0 * (k - 1);
+      m.site(0, b + 0.5, b + 0.6).iter(b + 0.7, b + 2.5, 0);
+      json wait = {{"t", "wait"}, {"start", Rec::ns(b + 3)}, {"end", Rec::ns(b + 4.5)}, {"id", 0}};
+      json stop = {{"t", "istop"}, {"start", Rec::ns(b + 5)}, {"end", Rec::ns(b + 6)}, {"id", 0}};
+      if (!old_bootstrap) {
+        // `next(iter(loader))`: the first batch and the shutdown follow in the program's statement
+        wait["from"] = Rec::ns(b + 2.5);
+        stop["from"] = Rec::ns(b + 4.5);
+      }
+      m.line(wait).line(stop);
+      json cow = {{"t", "cow"}, {"at", Rec::ns(10.0 * k)}, {"id", 0}, {"faults", 100}};
+      if (!old_bootstrap) cow["live_faults"] = 20;
+      m.line(cow).step(k, 10.0 * k);
+    }
+    json cost = {{"t", "fault_cost"}, {"ns", 10000}};
+    if (!old_bootstrap) cost["live_ns"] = 20000;
+    m.line(cost).end("exit", 4);
+    auto procs = read_dir(d, {{"rec-100.jsonl", m.text}});
+    auto res = rt::measure(sites, procs, rt::MeasureOptions{});
+    ASSERT_EQ(res.findings.size(), 1u);
+    const auto& f = res.findings[0];
+    EXPECT_EQ(f.loader_starts, 4);
+    // per step: 100 faults x 10 us after the shutdown, 20 x 20 us while the workers lived
+    const double cow_step = old_bootstrap ? 1.0 : 1.4;
+    EXPECT_EQ(f.cow_faults, old_bootstrap ? 400 : 480);
+    EXPECT_NEAR(f.cow_ms, 4 * cow_step, 1e-6);
+    // each 10 ms step less its construction (0.1), start-up (1.8), first batch (1.5),
+    // shutdown (1.0), the gaps the statement joined (2 x 0.5) and copy-on-write
+    const double joined = old_bootstrap ? 0.0 : 1.0;
+    EXPECT_NEAR(f.loader_start_ms, 4 * (1.8 + 1.5 + 1.0 + joined), 1e-6);
+    ASSERT_TRUE(res.run.estimated_step_ms);
+    EXPECT_NEAR(*res.run.estimated_step_ms, 10.0 - 4.4 - joined - cow_step, 1e-6) << old_bootstrap;
+  }
+}
+
 TEST(RuntimeMerge, ThresholdAndSelectChangeVerdicts) {
   TempDir d;
   ScenarioA a;

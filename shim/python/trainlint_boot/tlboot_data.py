@@ -1,7 +1,7 @@
 """DataLoader hooks: the iterator's __next__ (data waits), iter(DataLoader) (worker start-up), the
 workers' shutdown, DataParallel's methods, and the worker processes' own records."""
 from .tlboot_plan import _tag, _tags_get
-from .tlboot_records import _emit_istop, _emit_iter, _emit_site, _emit_wait, _end, _flush, _write_proc
+from .tlboot_records import _emit_istop, _emit_iter, _emit_site, _emit_wait, _end, _flush, _thread_faults, _write_proc
 from .tlboot_state import _S, _mono
 from .tlboot_steps import _loop_iter, _on_loop_next
 from .tlboot_wrappers import _W, _finish_wrapper, _patch_attr
@@ -11,14 +11,15 @@ def _hook_dataloader(mod):
     it = getattr(mod, "_BaseDataLoaderIter", None)
     if it is not None and "__next__" in it.__dict__:
         _patch_attr(
-            it, "__next__", lambda orig: _W["make_next_wrapper"](orig, _S, _emit_wait, _mono, _tags_get, _on_loop_next),
+            it, "__next__",
+            lambda orig: _W["make_next_wrapper"](orig, _S, _emit_wait, _mono, _tags_get, _on_loop_next, _thread_faults),
             "DataLoader __next__")
     mp_it = getattr(mod, "_MultiProcessingDataLoaderIter", None)
     if mp_it is not None and "_shutdown_workers" in mp_it.__dict__:
         # the other half of a loader's worker start-up: its workers' shutdown (an iterator dropped
         # every step pays it every step); recorded for iterators of a loader built at a plan site
         _patch_attr(mp_it, "_shutdown_workers",
-                    lambda orig: _W["make_tagged_method_wrapper"](orig, _tags_get, _emit_istop, _mono),
+                    lambda orig: _W["make_shutdown_wrapper"](orig, _tags_get, _emit_istop, _mono, _thread_faults),
                     "DataLoader iterator _shutdown_workers")
     dl = getattr(mod, "DataLoader", None)
     if dl is not None and "__iter__" in dl.__dict__:

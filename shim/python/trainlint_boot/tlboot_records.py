@@ -129,66 +129,178 @@ def _thread_faults():
         return None
 
 
-def _emit_istop(ids, t0, t1):
-    """An `istop` record: a tagged iterator shutting its workers down. From here to the end of the
-    step, the write faults the thread takes are the copy-on-write its workers' fork left behind
-    (`cow`, written with the step)."""
+class _CowWindow:
+    """The copy-on-write window a tagged loader's iterator opened by forking its workers."""
+    __slots__ = ("id", "f_open", "f_inside", "f_stop0", "f_stop1", "waited", "where", "iter_end", "wait_where",
+                 "wait_end")
+
+    def __init__(self, loader_id, faults, where, iter_end):
+        self.id = loader_id
+        self.f_open = faults      # the thread's minor faults at the fork (iter() returning)
+        self.f_inside = 0         # faults inside the intervals the report removes (the first batch)
+        self.f_stop0 = None       # faults when the shutdown began, and when it ended
+        self.f_stop1 = None
+        self.waited = False       # the first batch was taken
+        self.where = where        # the program's frame and line that called iter()
+        self.iter_end = iter_end
+        self.wait_where = None    # ... and that took the first batch
+        self.wait_end = 0
+
+
+def _program_frame(depth):
+    """(id, code, line) of the nearest frame at or above `depth` that is neither the shim's nor
+    torch.utils.data's: the program's statement that drove the loader."""
+    try:
+        f = sys._getframe(depth + 1)
+        while f is not None:
+            fn = f.f_code.co_filename
+            if "trainlint_boot" not in fn and "torch/utils/data/" not in fn.replace("\\", "/"):
+                return (id(f), f.f_code, f.f_lineno)
+            f = f.f_back
+    except Exception:
+        pass
+    finally:
+        f = None
+    return None
+
+
+def _cow_open(ids, loader, t1):
+    """A tagged loader's iterator has just started its workers (fork): from here to the end of the
+    step, the write faults the thread takes outside the loader's own intervals (its first batch,
+    its shutdown) are the copy-on-write that fork left: while the workers live (the shim's and the
+    program's writes between the intervals) and after their shutdown (the rest of the step)."""
+    if not ids or _S.worker_flag or _S.cow is not None:
+        return
+    try:
+        if int(getattr(loader, "num_workers", 0) or 0) <= 0:
+            return
+    except Exception:
+        return
+    f = _thread_faults()
+    if f is not None:
+        _S.cow = _CowWindow(ids[0], f, _program_frame(2), t1)
+
+
+def _emit_istop(ids, t0, t1, f0=None):
+    """An `istop` record: a tagged iterator shutting its workers down (`f0`: the thread's faults
+    when it began). `from`: the end of its first batch, when the statement that took that batch
+    is the one dropping the iterator (`next(iter(loader))`): nothing of the program ran between."""
     try:
         if ids and not _S.worker_flag:
-            _emit('{"t":"istop","start":%d,"end":%d,"id":%d}\n' % (t0, t1, ids[0]))
-            f = _thread_faults()
-            if f is not None and _S.cow_pending is None:
-                _S.cow_pending = (ids[0], f)
+            c = _S.cow
+            joined = ""
+            if c is not None and f0 is not None and c.id == ids[0] and c.f_stop0 is None:
+                f1 = _thread_faults()
+                if f1 is not None:
+                    c.f_stop0, c.f_stop1 = f0, f1
+                if c.wait_where is not None and _program_frame(2) == c.wait_where:
+                    joined = ',"from":%d' % c.wait_end
+            _emit('{"t":"istop","start":%d,"end":%d,"id":%d%s}\n' % (t0, t1, ids[0], joined))
     except Exception:
         pass
 
 
 def _emit_cow(now):
-    """At a step's end: the `cow` record of a tagged iterator shut down during the step."""
-    pending, _S.cow_pending = _S.cow_pending, None
-    if pending is None:
+    """At a step's end: the `cow` record of the window a tagged iterator opened: `live_faults`
+    from its fork to its shutdown (outside its first batch), `faults` after the shutdown. A window
+    whose iterator is still alive goes on into the next step."""
+    c = _S.cow
+    if c is None:
         return
     f = _thread_faults()
-    if f is None or f < pending[1]:
+    if f is None:
+        _S.cow = None
         return
-    _emit('{"t":"cow","at":%d,"id":%d,"faults":%d}\n' % (now, pending[0], f - pending[1]))
+    if c.f_stop0 is None:
+        live, dead = f - c.f_open - c.f_inside, 0
+        c.f_open, c.f_inside = f, 0
+    else:
+        live, dead = c.f_stop0 - c.f_open - c.f_inside, f - c.f_stop1
+        _S.cow = None
+    if live < 0 or dead < 0:
+        return
+    _emit('{"t":"cow","at":%d,"id":%d,"faults":%d,"live_faults":%d}\n' % (now, c.id, dead, live))
     _S.cow_seen = True
 
 
 def _fault_cost():
-    """One copy-on-write write fault's cost on this machine, in ns: pages written after a fork whose
-    child has exited, as a training step's pages are after a DataLoader's workers are gone.
-    Measured once, at exit, only in a process that wrote `cow` records."""
+    """What one copy-on-write write fault costs on this machine, in ns: (pages written after a fork
+    whose child has exited, as a step's pages are after its DataLoader's workers are gone; pages
+    written while the child lives, as between the workers' start and their shutdown). Measured
+    once, at exit, only in a process that wrote `cow` records."""
     pages = 256
-    buf = bytearray(pages * 4096)
-    for i in range(0, len(buf), 4096):
-        buf[i] = 1
-    pid = os.fork()
-    if pid == 0:
-        # the child must do nothing at all: os._exit is wrapped (tlboot_exits) and would end the
-        # records, and with them measure again, in a chain of forks
-        _S.ended = True
-        _S.cow_seen = False
-        os._exit(0)
-    os.waitpid(pid, 0)
-    f0 = _thread_faults()
-    t0 = time.perf_counter_ns()
-    for i in range(0, len(buf), 4096):
-        buf[i] = 2
-    t1 = time.perf_counter_ns()
-    f1 = _thread_faults()
-    if f0 is None or f1 is None or f1 - f0 < pages // 2:
-        return None  # no copy-on-write here (another kernel): nothing to price
-    return (t1 - t0) // (f1 - f0)
+
+    def measure(live):
+        buf = bytearray(pages * 4096)
+        for i in range(0, len(buf), 4096):
+            buf[i] = 1
+        r, w = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            # the child must do nothing at all: os._exit is wrapped (tlboot_exits) and would end the
+            # records, and with them measure again, in a chain of forks
+            _S.ended = True
+            _S.cow_seen = False
+            try:
+                os.close(w)
+                os.read(r, 1)  # until the parent is done writing (or at once: it closed the pipe)
+            finally:
+                os._exit(0)
+        os.close(r)
+        try:
+            if not live:
+                os.close(w)
+                w = None
+                os.waitpid(pid, 0)
+            f0 = _thread_faults()
+            t0 = time.perf_counter_ns()
+            for i in range(0, len(buf), 4096):
+                buf[i] = 2
+            t1 = time.perf_counter_ns()
+            f1 = _thread_faults()
+        finally:
+            if w is not None:
+                os.close(w)
+                os.waitpid(pid, 0)
+        if f0 is None or f1 is None or f1 - f0 < pages // 2:
+            return None  # no copy-on-write here (another kernel): nothing to price
+        return (t1 - t0) // (f1 - f0)
+
+    # the median of three of each: one sample moves with the machine's load
+    dead = sorted(x for x in (measure(False) for _ in range(3)) if x)
+    live = sorted(x for x in (measure(True) for _ in range(3)) if x)
+    return (dead[len(dead) // 2] if dead else None, live[len(live) // 2] if live else None)
 
 
-def _emit_wait(t0, t1, ids):
+def _emit_wait(t0, t1, ids, f0=None):
+    """A `wait` record (`f0`: the thread's faults when it began, while a copy-on-write window is
+    open: the faults of the iterator's first batch are inside an interval the report removes).
+    `from`: the end of the iterator's start-up, when the statement that called iter() takes its
+    first batch (`for batch in loader`, `next(iter(loader))`): nothing of the program ran between."""
+    c = _S.cow
+    joined = ""
+    if c is not None and f0 is not None and ids and c.id == ids[0] and not c.waited:
+        f1 = _thread_faults()
+        if f1 is not None:
+            c.f_inside += f1 - f0
+        c.waited = True
+        where = _program_frame(2)
+        if where is not None and where == c.where:
+            joined = ',"from":%d' % c.iter_end
+        c.wait_where, c.wait_end = where, t1
+    if joined:
+        try:
+            _emit('{"t":"wait","start":%d,"end":%d,"id":%d%s}\n' % (t0, t1, ids[0], joined))
+        except Exception:
+            pass
+        return
     _emit_loader("wait", t0, t1, ids)
 
 
 def _emit_iter(t0, t1, ids, loader=None):
     """`iter` also says how many workers the loader starts (`workers`), so that the report names
     the right cause of a data wait."""
+    _cow_open(ids, loader, t1)  # first: the faults of what follows the fork count
     try:
         nw = int(getattr(loader, "num_workers", -1))
         if ids:
@@ -247,9 +359,9 @@ def _end(reason, exception=None):
         if (_S.records_dir is not None and _S.cow_seen and reason in ("exit", "max-steps") and not _S.is_child
                 and not _S.worker_flag and _S.pid == os.getpid()):
             try:
-                ns = _fault_cost()
-                if ns:
-                    _emit('{"t":"fault_cost","ns":%d}\n' % ns)
+                dead, live = _fault_cost()
+                if dead:
+                    _emit('{"t":"fault_cost","ns":%d%s}\n' % (dead, ',"live_ns":%d' % live if live else ""))
             except Exception:
                 pass
         if _S.records_dir is not None:

@@ -54,7 +54,10 @@ class _State(object):
     step_it = None  # weak reference to the DataLoader iterator that the training loop iterates
     loop_iters = 0  # its __next__ calls
     loop_steps = False  # steps are the training loop's iterations (no optimizer step or backward)
-    cow_pending = None  # (loader id, thread's minor faults) at a tagged iterator's shutdown this step
+    # the copy-on-write window a tagged iterator's fork opened (tlboot_records._cow_open):
+    # [loader id, faults at open, faults inside the loader's own intervals, faults at the
+    # shutdown's start, faults at its end, first wait seen]
+    cow = None
     cow_seen = False  # a `cow` record was written: price a fault at exit (`fault_cost`)
 
 

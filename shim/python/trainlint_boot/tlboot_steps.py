@@ -27,7 +27,7 @@ def _on_step(defer=False, now=None):
     if now is None:
         now = _mono()
     try:
-        if _S.cow_pending is not None:
+        if _S.cow is not None:
             _emit_cow(now)
         _emit('{"t":"step","n":%d,"end":%d}\n' % (n, now), urgent=True)
         if _S.shim is not None and now - _S.shim_last_flush > 2000000000:

@@ -123,7 +123,7 @@ def make_step_wrapper(orig, S, on_step):
     return step
 
 
-def make_next_wrapper(orig, S, emit_wait, mono, tags_get, on_loop_next):
+def make_next_wrapper(orig, S, emit_wait, mono, tags_get, on_loop_next, faults):
     def __next__(self):
         try:
             if S.worker_flag:
@@ -131,10 +131,11 @@ def make_next_wrapper(orig, S, emit_wait, mono, tags_get, on_loop_next):
             t0 = mono()
             if S.step_it is not None and S.step_it() is self:
                 on_loop_next(t0)  # an iteration of the training loop begins (may end the program)
+            f0 = faults() if S.cow is not None else None  # a copy-on-write window is open
             try:
                 return orig(self)
             finally:
-                emit_wait(t0, mono(), tags_get(self))
+                emit_wait(t0, mono(), tags_get(self), f0)
         except BaseException as e:
             trim(e, CODE[3])
             raise
@@ -149,11 +150,15 @@ def make_iter_wrapper(orig, emit_iter, mono, tags_get, tag, loop_iter):
             t0 = mono()
             try:
                 it = orig(self)
-            finally:
-                emit_iter(t0, mono(), ids, self)
+            except BaseException:
+                emit_iter(t0, mono(), ids, None)  # no loader: started nothing to follow
+                raise
+            # the shim's own bookkeeping inside the interval: after a fork every page it writes is
+            # a copy-on-write fault, time that would otherwise fall between the loader's intervals
             if ids:
                 tag(it, ids)  # the iterator's waits belong to this loader
             loop_iter(it)
+            emit_iter(t0, mono(), ids, self)
             return it
         except BaseException as e:
             trim(e, CODE[4])
@@ -206,6 +211,27 @@ def make_tagged_method_wrapper(orig, tags_get, emit_site, mono):
     return method
 
 
+def make_shutdown_wrapper(orig, tags_get, emit_stop, mono, faults):
+    # A tagged DataLoader iterator's _shutdown_workers: timed, with the thread's faults when it
+    # began (the copy-on-write window of its fork).
+    def _shutdown_workers(self, *args, **kwargs):
+        try:
+            ids = tags_get(self)
+            if not ids:
+                return orig(self, *args, **kwargs)
+            f0 = faults()
+            t0 = mono()
+            try:
+                return orig(self, *args, **kwargs)
+            finally:
+                emit_stop(ids, t0, mono(), f0)
+        except BaseException as e:
+            trim(e, CODE[10])
+            raise
+    CODE[10] = _shutdown_workers.__code__
+    return _shutdown_workers
+
+
 def make_worker_loop_wrapper(orig, started, finished):
     def _worker_loop(*args, **kwargs):
         started(args, kwargs)
@@ -250,7 +276,7 @@ def make_exit_wrapper(orig, before):
     return _exit
 '''
 
-_W = {"CODE": [None] * 10}
+_W = {"CODE": [None] * 11}
 exec(compile(_WRAPPER_SRC, _WRAPPER_FILE, "exec"), _W)
 
 
