@@ -108,7 +108,9 @@ print("trained")
   nlohmann::json j;
   ASSERT_NO_THROW(j = nlohmann::json::parse(r.err)) << r.err;
   EXPECT_EQ(j["summary"]["files"], 1) << r.err;
-  EXPECT_NO_THROW((void)nlohmann::json::parse(tl::test::read_file(t.path / "trace.json")));
+  nlohmann::json trace;
+  EXPECT_NO_THROW(trace = nlohmann::json::parse(tl::test::read_file(t.path / "trace.json")));
+  EXPECT_FALSE(trace.is_null());
 }
 
 // Findings that cannot be written (a full disk) are an error, not a silent exit 1 or 0.
