@@ -132,7 +132,7 @@ def _thread_faults():
 class _CowWindow:
     """The copy-on-write window a tagged loader's iterator opened by forking its workers."""
     __slots__ = ("id", "f_open", "f_inside", "f_stop0", "f_stop1", "waited", "where", "iter_end", "wait_where",
-                 "wait_end")
+                 "wait_end", "f_wait_end")
 
     def __init__(self, loader_id, faults, where, iter_end):
         self.id = loader_id
@@ -143,8 +143,9 @@ class _CowWindow:
         self.waited = False       # the first batch was taken
         self.where = where        # the program's frame and line that called iter()
         self.iter_end = iter_end
-        self.wait_where = None    # ... and that took the first batch
+        self.wait_where = None    # ... and that took the first batch, when, and the faults then
         self.wait_end = 0
+        self.f_wait_end = None
 
 
 def _program_frame(depth):
@@ -195,6 +196,8 @@ def _emit_istop(ids, t0, t1, f0=None):
                     c.f_stop0, c.f_stop1 = f0, f1
                 if c.wait_where is not None and _program_frame(2) == c.wait_where:
                     joined = ',"from":%d' % c.wait_end
+                    if c.f_wait_end is not None:
+                        c.f_inside += f0 - c.f_wait_end  # the joined gap's faults are in its time
             _emit('{"t":"istop","start":%d,"end":%d,"id":%d%s}\n' % (t0, t1, ids[0], joined))
     except Exception:
         pass
@@ -281,13 +284,15 @@ def _emit_wait(t0, t1, ids, f0=None):
     joined = ""
     if c is not None and f0 is not None and ids and c.id == ids[0] and not c.waited:
         f1 = _thread_faults()
-        if f1 is not None:
-            c.f_inside += f1 - f0
         c.waited = True
         where = _program_frame(2)
-        if where is not None and where == c.where:
+        joins = where is not None and where == c.where
+        if joins:
             joined = ',"from":%d' % c.iter_end
-        c.wait_where, c.wait_end = where, t1
+        if f1 is not None:
+            # the wait's faults are in its interval; a joined gap's are in the gap's time
+            c.f_inside += f1 - (c.f_open if joins else f0)
+        c.wait_where, c.wait_end, c.f_wait_end = where, t1, f1
     if joined:
         try:
             _emit('{"t":"wait","start":%d,"end":%d,"id":%d%s}\n' % (t0, t1, ids[0], joined))
