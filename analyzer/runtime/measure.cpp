@@ -252,33 +252,30 @@ FindingRuntime measure_in(const PlanSite& s, const Group& g, const std::vector<P
       for (auto& it : g.root->iters)
         if (it.id >= 0 && loader_matches(it.id, s, sites)) its.push_back(&it);
       std::sort(its.begin(), its.end(), [](auto* a, auto* b) { return a->t.start < b->t.start; });
+      auto take = [&](Interval t) {  // one of the loader's intervals: its time is the loader's
+        host.push_back(t);
+        r.loader_start_ms += ms(t.length());
+      };
       for (size_t k = 0; k < its.size(); ++k) {
         int64_t next = k + 1 < its.size() ? its[k + 1]->t.start : INT64_MAX;
-        host.push_back(its[k]->t);
+        take(its[k]->t);
         ++r.loader_starts;
-        r.loader_start_ms += ms(its[k]->t.length());
         const LoaderRec* first = nullptr;
         for (auto& w : g.root->waits)
           if (w.id >= 0 && loader_matches(w.id, s, sites) && w.t.start >= its[k]->t.start && w.t.start < next &&
               (!first || w.t.start < first->t.start))
             first = &w;
         if (first) {
-          host.push_back(first->t);
-          r.loader_start_ms += ms(first->t.length());
-          if (first->joined_from >= its[k]->t.end) {  // iter() then next() in one statement
-            host.push_back({first->joined_from, first->t.start});
-            r.loader_start_ms += ms(first->t.start - first->joined_from);
-          }
+          take(first->t);
+          // iter() then next() in one statement of the program: the time between is the loader's
+          if (first->joined_from >= its[k]->t.end) take({first->joined_from, first->t.start});
         }
       }
       for (auto& st : g.root->stops)
         if (st.id >= 0 && loader_matches(st.id, s, sites)) {
-          host.push_back(st.t);
-          r.loader_start_ms += ms(st.t.length());
-          if (st.joined_from > 0) {  // the shutdown in the statement that took the first batch
-            host.push_back({st.joined_from, st.t.start});
-            r.loader_start_ms += ms(st.t.start - st.joined_from);
-          }
+          take(st.t);
+          // the shutdown in the statement that took the first batch
+          if (st.joined_from > 0) take({st.joined_from, st.t.start});
         }
       // After the fork the process's pages stay copy-on-write: every page the step writes outside
       // the loader's intervals takes a fault (tens of microseconds in a virtual machine), while

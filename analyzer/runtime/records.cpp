@@ -54,6 +54,11 @@ void see_time(ProcessRecords& p, int64_t t) {
 }
 
 // One parsed record; false when its fields are missing.
+// `from` of a `wait` or `istop`: kept only when it lies before the interval's start.
+void read_joined_from(const json& j, LoaderRec& r) {
+  if (get_int(j, "from", r.joined_from) && (r.joined_from <= 0 || r.joined_from > r.t.start)) r.joined_from = 0;
+}
+
 bool apply_record(ProcessRecords& p, const json& j) {
   std::string t = get_str(j, "t");
   if (t == "proc") {
@@ -114,7 +119,7 @@ bool apply_record(ProcessRecords& p, const json& j) {
     LoaderRec r;
     if (!get_interval(j, r.t)) return false;
     get_int(j, "id", r.id);
-    if (get_int(j, "from", r.joined_from) && (r.joined_from <= 0 || r.joined_from > r.t.start)) r.joined_from = 0;
+    read_joined_from(j, r);
     see_time(p, r.t.start), see_time(p, r.t.end);
     p.stops.push_back(r);
     return true;
@@ -124,8 +129,7 @@ bool apply_record(ProcessRecords& p, const json& j) {
     if (!get_interval(j, r.t)) return false;
     get_int(j, "id", r.id);
     get_int(j, "workers", r.workers);
-    if (t == "wait" && get_int(j, "from", r.joined_from) && (r.joined_from <= 0 || r.joined_from > r.t.start))
-      r.joined_from = 0;
+    if (t == "wait") read_joined_from(j, r);
     see_time(p, r.t.start), see_time(p, r.t.end);
     (t == "wait" ? p.waits : p.iters).push_back(r);
     return true;

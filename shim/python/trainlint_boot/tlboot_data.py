@@ -19,7 +19,7 @@ def _hook_dataloader(mod):
         # the other half of a loader's worker start-up: its workers' shutdown (an iterator dropped
         # every step pays it every step); recorded for iterators of a loader built at a plan site
         _patch_attr(mp_it, "_shutdown_workers",
-                    lambda orig: _W["make_shutdown_wrapper"](orig, _tags_get, _emit_istop, _mono, _thread_faults),
+                    lambda orig: _W["make_tagged_method_wrapper"](orig, _tags_get, _emit_istop, _mono, _thread_faults),
                     "DataLoader iterator _shutdown_workers")
     dl = getattr(mod, "DataLoader", None)
     if dl is not None and "__iter__" in dl.__dict__:

@@ -109,12 +109,13 @@ def _emit_site(ids, t0, t1):
         pass
 
 
-def _emit_loader(kind, t0, t1, ids):
+def _emit_loader(kind, t0, t1, ids, extra=""):
     """A DataLoader `wait` (next batch) or `iter` (worker start-up) record, tagged with the
-    plan id of the DataLoader's site when the loader was built at one."""
+    plan id of the DataLoader's site when the loader was built at one (`extra`: more fields of a
+    tagged one, `,"from":...`)."""
     try:
         if ids:
-            _emit('{"t":"%s","start":%d,"end":%d,"id":%d}\n' % (kind, t0, t1, ids[0]))
+            _emit('{"t":"%s","start":%d,"end":%d,"id":%d%s}\n' % (kind, t0, t1, ids[0], extra))
         else:
             _emit('{"t":"%s","start":%d,"end":%d}\n' % (kind, t0, t1))
     except Exception:
@@ -293,13 +294,7 @@ def _emit_wait(t0, t1, ids, f0=None):
             # the wait's faults are in its interval; a joined gap's are in the gap's time
             c.f_inside += f1 - (c.f_open if joins else f0)
         c.wait_where, c.wait_end, c.f_wait_end = where, t1, f1
-    if joined:
-        try:
-            _emit('{"t":"wait","start":%d,"end":%d,"id":%d%s}\n' % (t0, t1, ids[0], joined))
-        except Exception:
-            pass
-        return
-    _emit_loader("wait", t0, t1, ids)
+    _emit_loader("wait", t0, t1, ids, joined)
 
 
 def _emit_iter(t0, t1, ids, loader=None):

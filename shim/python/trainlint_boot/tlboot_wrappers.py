@@ -192,44 +192,29 @@ def make_after_call_wrapper(orig, after):
     return call
 
 
-def make_tagged_method_wrapper(orig, tags_get, emit_site, mono):
-    # Times a method of an object built at a tagged plan site (DataParallel.replicate & co).
+def make_tagged_method_wrapper(orig, tags_get, emit_site, mono, faults=None):
+    # Times a method of an object built at a tagged plan site (DataParallel.replicate & co, a
+    # DataLoader iterator's _shutdown_workers). With `faults`, emit_site also gets the thread's
+    # minor faults when the call began (the copy-on-write window of a loader's fork).
     def method(self, *args, **kwargs):
         try:
             ids = tags_get(self)
             if not ids:
                 return orig(self, *args, **kwargs)
+            f0 = faults() if faults is not None else None
             t0 = mono()
             try:
                 return orig(self, *args, **kwargs)
             finally:
-                emit_site(ids, t0, mono())
+                if faults is None:
+                    emit_site(ids, t0, mono())
+                else:
+                    emit_site(ids, t0, mono(), f0)
         except BaseException as e:
             trim(e, CODE[6])
             raise
     CODE[6] = method.__code__
     return method
-
-
-def make_shutdown_wrapper(orig, tags_get, emit_stop, mono, faults):
-    # A tagged DataLoader iterator's _shutdown_workers: timed, with the thread's faults when it
-    # began (the copy-on-write window of its fork).
-    def _shutdown_workers(self, *args, **kwargs):
-        try:
-            ids = tags_get(self)
-            if not ids:
-                return orig(self, *args, **kwargs)
-            f0 = faults()
-            t0 = mono()
-            try:
-                return orig(self, *args, **kwargs)
-            finally:
-                emit_stop(ids, t0, mono(), f0)
-        except BaseException as e:
-            trim(e, CODE[10])
-            raise
-    CODE[10] = _shutdown_workers.__code__
-    return _shutdown_workers
 
 
 def make_worker_loop_wrapper(orig, started, finished):
@@ -276,7 +261,7 @@ def make_exit_wrapper(orig, before):
     return _exit
 '''
 
-_W = {"CODE": [None] * 11}
+_W = {"CODE": [None] * 10}
 exec(compile(_WRAPPER_SRC, _WRAPPER_FILE, "exec"), _W)
 
 
