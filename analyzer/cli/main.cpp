@@ -238,6 +238,12 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   run->add_option("--config", ropts.lint.config_file, "Use this configuration file");
   run->add_flag("--isolated", ropts.lint.isolated, "Ignore every configuration file");
+  run->add_option("--keep-records", ropts.keep_records,
+                  "Also keep the run's raw records, its plan and the program's exit status in this folder (to "
+                  "report again later with --from-records, or to attach to a bug report)");
+  run->add_option("--from-records", ropts.from_records,
+                  "Run nothing: report from a folder kept with --keep-records (the command after `--` must name "
+                  "the same, unchanged script)");
   run->add_option("command", ropts.command, "The program and its arguments, after `--`");
   run->prefix_command();
   auto* merge = app.add_subcommand(

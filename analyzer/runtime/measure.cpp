@@ -679,6 +679,12 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
       saved_spread.insert(saved_spread.end(), r.cow_at.begin(), r.cow_at.end());
     }
     std::vector<Interval> saved_set = normalize(saved);
+    // With the GPU measured, a host stall costs step time only while the GPU has nothing queued:
+    // while it still runs kernels the host queued before the stall, removing the stall would only
+    // make the host wait for them later (a GPU-bound step stays as long). So the saving is the
+    // findings' time during which the GPU was idle; the part that overlapped GPU work is said.
+    std::vector<Interval> overlapped = pg.gpu_ok ? intersect(saved_set, pg.busy) : std::vector<Interval>{};
+    auto saved_in = [&](const Interval& iv) { return ms(covered(saved_set, iv) - covered(overlapped, iv)); };
     // a spread cost belongs to the step that ends at its time stamp
     auto spread_in = [&](const Interval& iv) {
       double sum = 0;
@@ -686,14 +692,15 @@ Measurement measure(const std::vector<PlanSite>& sites, const std::vector<Proces
         if (at > iv.start && at <= iv.end) sum += cms;
       return sum;
     };
-    double saved_ms = ms(covered(saved_set, pg.window)) + spread_in(pg.window);
+    double saved_ms = saved_in(pg.window) + spread_in(pg.window);
     run.saved_ms_per_step = saved_ms / static_cast<double>(pg.steps_counted);
+    if (pg.gpu_ok) run.overlapped_ms_per_step = ms(covered(overlapped, pg.window)) / static_cast<double>(pg.steps_counted);
     run.estimated_step_ms = std::max(0.0, run.mean_step_ms - *run.saved_ms_per_step);
     if (pg.step_ivs.size() >= 2) {
       // step by step: each counted step minus the confirmed findings' time inside it
       std::vector<double> est;
       for (auto& iv : pg.step_ivs)
-        est.push_back(std::max(0.0, ms(iv.length()) - ms(covered(saved_set, iv)) - spread_in(iv)));
+        est.push_back(std::max(0.0, ms(iv.length()) - saved_in(iv) - spread_in(iv)));
       run.estimated_step_ms = quantile(est, 0.5);
       run.estimated_p10_ms = quantile(est, 0.1);
       run.estimated_p90_ms = quantile(est, 0.9);

@@ -163,6 +163,9 @@ struct RunSummary {
   int64_t gcs = 0;
   // estimate
   std::optional<double> saved_ms_per_step;
+  // With the GPU measured: the confirmed findings' host time per step during which the GPU was
+  // busy with work queued before it, which a fix would not save (not in saved_ms_per_step).
+  std::optional<double> overlapped_ms_per_step;
   // The estimate, step by step: each counted step's time minus the confirmed findings' time in it;
   // estimated_step_ms is their median (the mean minus the saving with fewer than 2 counted
   // steps), with their p10 and p90.

@@ -133,60 +133,122 @@ int run_command(const RunOptions& opts) {
   }
 
   std::string err;
-  auto tmp = TempDir::create(&err);
-  if (!tmp) {
-    std::cerr << "trainlint: error: " << err << "\n";
-    return 2;
-  }
-  fs::path root(tmp->path());
-  fs::path boot = root / "boot", records = root / "records", plan_path = root / "plan.json";
-  std::error_code ec;
-  fs::create_directories(records, ec);
-  // An installed trainlint uses its installed bootstrap folder; a build tree writes the
-  // embedded copy into the run's folder.
+  // paths are bytes and may not be UTF-8: replace what JSON cannot hold instead of aborting
+  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
+  const std::string plan_text =
+      plan_json(plan.sites, opts.max_steps, plan.step_marker, plan.step_loop_path, plan.step_loop_line)
+          .dump(1, ' ', false, kReplace) +
+      "\n";
+  std::optional<TempDir> tmp;
+  fs::path records;
+  std::string shim, shim_note;
   bool bootstrap = true;
-  if (std::string installed = find_installed_bootstrap(); !installed.empty()) {
-    boot = installed;
+  LaunchResult lr;
+  std::error_code ec;
+  if (!opts.from_records.empty()) {
+    // ---- report again from a kept run: nothing is launched -------------------------------
+    fs::path kept(opts.from_records);
+    auto read_all = [](const fs::path& p, std::string* text) {
+      std::ifstream in(p, std::ios::binary);
+      if (!in) return false;
+      std::ostringstream ss;
+      ss << in.rdbuf();
+      *text = ss.str();
+      return true;
+    };
+    std::string kept_plan, status_text;
+    if (!fs::is_directory(kept / "records", ec) || !read_all(kept / "plan.json", &kept_plan) ||
+        !read_all(kept / "status.json", &status_text)) {
+      std::cerr << "trainlint: error: " << kept.string()
+                << " is not a folder written by `trainlint run --keep-records` (it needs records/, plan.json and "
+                   "status.json)\n";
+      return 2;
+    }
+    if (kept_plan != plan_text) {
+      std::cerr << "trainlint: error: the records in " << kept.string()
+                << " were made with another plan: the script, the files it imports, the configuration, the rule "
+                   "selection or --max-steps changed since; run the program again\n";
+      return 2;
+    }
+    auto status = nlohmann::json::parse(status_text, nullptr, false);
+    if (!status.is_object()) {
+      std::cerr << "trainlint: error: " << (kept / "status.json").string() << " is not valid JSON\n";
+      return 2;
+    }
+    auto int_of = [&](const char* k) { return status.contains(k) && status[k].is_number_integer() ? status[k].get<int>() : 0; };
+    auto str_of = [&](const char* k) {
+      return status.contains(k) && status[k].is_string() ? status[k].get<std::string>() : std::string();
+    };
+    lr.started = true;
+    lr.exit_code = int_of("exit_code");
+    lr.term_signal = int_of("term_signal");
+    shim = str_of("shim");
+    shim_note = str_of("shim_note");
+    bootstrap = !status.contains("bootstrap") || !status["bootstrap"].is_boolean() || status["bootstrap"].get<bool>();
+    records = kept / "records";
   } else {
-    fs::create_directories(boot, ec);
-    bootstrap = write_bootstrap(boot, &err);
-    if (!err.empty()) {
+    auto created = TempDir::create(&err);
+    if (!created) {
       std::cerr << "trainlint: error: " << err << "\n";
       return 2;
     }
-  }
-  // paths are bytes and may not be UTF-8: replace what JSON cannot hold instead of aborting
-  constexpr auto kReplace = nlohmann::json::error_handler_t::replace;
-  if (!write_text_file(plan_path,
-                       plan_json(plan.sites, opts.max_steps, plan.step_marker, plan.step_loop_path, plan.step_loop_line)
-                               .dump(1, ' ', false, kReplace) +
-                           "\n",
-                       &err)) {
-    std::cerr << "trainlint: error: " << err << "\n";
-    return 2;
-  }
-  std::string shim_note;
-  std::string shim = find_shim(&shim_note);
+    tmp.emplace(std::move(*created));
+    fs::path root(tmp->path());
+    fs::path boot = root / "boot", plan_path = root / "plan.json";
+    records = root / "records";
+    fs::create_directories(records, ec);
+    // An installed trainlint uses its installed bootstrap folder; a build tree writes the
+    // embedded copy into the run's folder.
+    if (std::string installed = find_installed_bootstrap(); !installed.empty()) {
+      boot = installed;
+    } else {
+      fs::create_directories(boot, ec);
+      bootstrap = write_bootstrap(boot, &err);
+      if (!err.empty()) {
+        std::cerr << "trainlint: error: " << err << "\n";
+        return 2;
+      }
+    }
+    if (!write_text_file(plan_path, plan_text, &err)) {
+      std::cerr << "trainlint: error: " << err << "\n";
+      return 2;
+    }
+    shim = find_shim(&shim_note);
 
-  std::map<std::string, std::optional<std::string>> env;
-  if (bootstrap) env["PYTHONPATH"] = prepend_path(boot.string(), std::getenv("PYTHONPATH"));
-  env["TRAINLINT_PLAN"] = plan_path.string();
-  env["TRAINLINT_RECORDS"] = records.string();
-  env["TRAINLINT_MAX_STEPS"] = std::to_string(opts.max_steps);
-  if (shim.empty()) env["TRAINLINT_SHIM"] = std::nullopt;
-  else env["TRAINLINT_SHIM"] = shim;
+    std::map<std::string, std::optional<std::string>> env;
+    if (bootstrap) env["PYTHONPATH"] = prepend_path(boot.string(), std::getenv("PYTHONPATH"));
+    env["TRAINLINT_PLAN"] = plan_path.string();
+    env["TRAINLINT_RECORDS"] = records.string();
+    env["TRAINLINT_MAX_STEPS"] = std::to_string(opts.max_steps);
+    if (shim.empty()) env["TRAINLINT_SHIM"] = std::nullopt;
+    else env["TRAINLINT_SHIM"] = shim;
 
-  // said now, not after a run of hours that --max-steps did not shorten
-  if (std::string notice = max_steps_notice(plan, opts.max_steps); !notice.empty()) std::cerr << notice << std::flush;
-  LaunchResult lr = launch(opts.command, child_environment(env));
-  if (!lr.started) {
-    std::cerr << "trainlint: error: " << lr.error << "\n";
-    return 2;
+    // said now, not after a run of hours that --max-steps did not shorten
+    if (std::string notice = max_steps_notice(plan, opts.max_steps); !notice.empty()) std::cerr << notice << std::flush;
+    lr = launch(opts.command, child_environment(env));
+    if (!lr.started) {
+      std::cerr << "trainlint: error: " << lr.error << "\n";
+      return 2;
+    }
+
+    // Processes of the program that outlive it (multiprocessing's resource tracker, a worker being
+    // torn down) may still be writing their last records: give them a moment.
+    wait_for_recorded_processes(records, std::chrono::milliseconds(2000));
+
+    if (!opts.keep_records.empty()) {
+      // kept before the merge, so that a merge that fails can be reproduced from them
+      fs::path kept(opts.keep_records);
+      fs::create_directories(kept, ec);
+      fs::remove_all(kept / "records", ec);
+      fs::copy(records, kept / "records", fs::copy_options::recursive, ec);
+      nlohmann::json status = {{"exit_code", lr.exit_code}, {"term_signal", lr.term_signal}, {"shim", shim},
+                               {"shim_note", shim_note}, {"bootstrap", bootstrap}, {"command", opts.command}};
+      if (ec || !write_text_file(kept / "plan.json", plan_text, &err) ||
+          !write_text_file(kept / "status.json", status.dump(1, ' ', false, kReplace) + "\n", &err))
+        std::cerr << "trainlint: error: cannot keep the records in " << kept.string() << ": "
+                  << (ec ? ec.message() : err) << "\n";
+    }
   }
-
-  // Processes of the program that outlive it (multiprocessing's resource tracker, a worker being
-  // torn down) may still be writing their last records: give them a moment.
-  wait_for_recorded_processes(records, std::chrono::milliseconds(2000));
 
   // ---- merge and report (whatever happened to the program) -------------------------------
   std::vector<std::string> warnings;
@@ -251,7 +313,7 @@ int run_command(const RunOptions& opts) {
   }
   if (!opts.html.empty() && !write_text_file(opts.html, run_html(ctx), &err))
     std::cerr << "trainlint: error: " << err << "\n";
-  g_term_signal = lr.term_signal;
+  g_term_signal = opts.from_records.empty() ? lr.term_signal : 0;  // a re-report ends normally
   return lr.exit_code;
 }
 

@@ -18,6 +18,8 @@ struct RunOptions {
   int64_t max_steps = 0;
   double threshold_pct = 1.0;
   bool threshold_from_cli = false;   // else the configuration's [run] threshold, if any
+  std::string keep_records;          // also copy the run's records, plan and exit status here
+  std::string from_records;          // report from a folder kept with keep_records; run nothing
   LintOptions lint;
 };
 

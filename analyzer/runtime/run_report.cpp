@@ -258,6 +258,9 @@ void write_run_text(std::ostream& out, const RunContext& ctx) {
       bool in_workers = false;
       for (auto& r : m.findings) in_workers |= r.verdict == "confirmed" && r.worker_calls > 0;
       if (in_workers) out << "; time in DataLoader workers runs beside the steps and is not counted";
+      if (run.overlapped_ms_per_step && *run.overlapped_ms_per_step >= 0.005)
+        out << "; not counted as saved: " << ms_text(*run.overlapped_ms_per_step)
+            << " ms a step of the findings' time during which the GPU was still running work queued before it";
       out << "\n";
     }
   }
@@ -376,6 +379,8 @@ nlohmann::json run_json(const RunContext& ctx) {
       {"data_wait_ms", run.data_wait_ms},
       {"gc_ms", run.gc_ms},
       {"estimated_step_ms", opt(run.estimated_step_ms)},
+      {"saved_ms_per_step", opt(run.saved_ms_per_step)},
+      {"overlapped_ms_per_step", opt(run.overlapped_ms_per_step)},
       {"estimated_p10_ms", opt(run.estimated_p10_ms)},
       {"estimated_p90_ms", opt(run.estimated_p90_ms)},
       {"warmup_excluded", run.warmup_excluded},
