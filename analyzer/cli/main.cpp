@@ -206,6 +206,17 @@ int main(int argc, char** argv) {
                  "beside the configuration, else in the working folder)")
       ->group("Performance");
 
+  const char* kCpp = "C++ (LibTorch)";
+  app.add_flag("--clang", lc.lint.cpp_typed,
+               "Type C++ files with Clang (libTooling) and LibTorch's headers: exact types, slower (docs/cpp.md)")
+      ->group(kCpp);
+  app.add_option("-p,--compile-commands-dir", lc.lint.compile_db,
+                 "The folder of compile_commands.json for C++ files (implies --clang; default: found above each file)")
+      ->group(kCpp);
+  app.add_flag("--no-clang", lc.lint.cpp_fast_only,
+               "Only the fast C++ path (tree-sitter), even where a compile_commands.json is found")
+      ->group(kCpp);
+
   auto* rules = app.add_subcommand("rules", "List the rules");
   bool all_rules = false;
   rules->add_flag("--all", all_rules, "Include catalog rules that are not implemented yet");

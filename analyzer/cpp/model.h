@@ -177,12 +177,28 @@ struct StepContext {
   std::vector<uint32_t> chain;  // call ids, from the step loop's body down
 };
 
+// Exact types from the typed front end (analyzer/cpp_clang), for one file, keyed by byte offsets
+// in that file: what the fast path's inference would otherwise guess. The model's builder reads
+// them where it types a declaration or a call, and keeps its own where they say nothing.
+struct TypedCall {
+  Type receiver;  // member calls: the object's type (after `->` on a holder: the module)
+  Type result;    // the call's value
+};
+struct TypedFile {
+  std::unordered_map<uint32_t, Type> decls;        // at a declaration's name: a variable's, a
+                                                   // parameter's, a data member's type; a
+                                                   // function's return type
+  std::unordered_map<uint32_t, TypedCall> member_calls;  // at the method name: x.to(...), net->to(...)
+  std::unordered_map<uint32_t, TypedCall> calls;         // at the start of a free call: torch::randn(...)
+};
+using TypedFacts = std::unordered_map<std::string, TypedFile>;  // by SourceFile::path()
+
 class Model {
  public:
   // Builds the model of the C++ files of one run (each file is one translation unit; headers
   // included by several are analysed once, as their own unit). The SourceFiles must outlive the
-  // model.
-  static Model build(const std::vector<const SourceFile*>& files);
+  // model. `typed` (the typed front end's facts, may be null) gives exact types where it has them.
+  static Model build(const std::vector<const SourceFile*>& files, const TypedFacts* typed = nullptr);
 
   const std::vector<TranslationUnit>& translation_units() const { return tus_; }
   const std::vector<Function>& functions() const { return functions_; }

@@ -144,6 +144,27 @@ struct Builder {
 
   explicit Builder(Model& model) : m(model) {}
 
+  // ---------------------------------------------------------------- typed facts
+  std::vector<const TypedFile*> typed;  // per TU, null without facts
+  // The typed front end's type wins where it knows one and differs; the inference stays where the
+  // typed path says nothing (or agrees: the fast path's names are kept).
+  static Type merged(const Type& inferred, const Type* exact) {
+    if (!exact || exact->kind == TypeKind::Unknown) return inferred;
+    if (inferred.kind == exact->kind) return inferred;
+    return *exact;
+  }
+  const Type* typed_decl(uint32_t tu, uint32_t offset) const {
+    if (!typed[tu]) return nullptr;
+    auto it = typed[tu]->decls.find(offset);
+    return it == typed[tu]->decls.end() ? nullptr : &it->second;
+  }
+  const TypedCall* typed_call(uint32_t tu, uint32_t offset, bool member) const {
+    if (!typed[tu]) return nullptr;
+    auto& map = member ? typed[tu]->member_calls : typed[tu]->calls;
+    auto it = map.find(offset);
+    return it == map.end() ? nullptr : &it->second;
+  }
+
   // recursion depths of walk() and infer()
   struct Depth {
     int& d;
@@ -548,7 +569,7 @@ struct Builder {
           if (nm == kNone) return;
           Variable v;
           v.name = std::string(t.text(nm));
-          v.type = type_of_name(tu, t.text(ty));
+          v.type = merged(type_of_name(tu, t.text(ty)), typed_decl(tu, t[nm].start));
           v.tu = tu;
           v.cls = static_cast<int32_t>(ci);
           v.decl = make_range(*m.tus_[tu].src, t[nm].start, t[nm].end);
@@ -563,7 +584,10 @@ struct Builder {
         });
       });
     }
-    for (auto& [fid, text] : pending_return) m.functions_[fid].return_type = type_of_name(m.functions_[fid].tu, text);
+    for (auto& [fid, text] : pending_return) {
+      Function& f = m.functions_[fid];
+      f.return_type = merged(type_of_name(f.tu, text), typed_decl(f.tu, f.name_range.begin));
+    }
   }
 
   // ---------------------------------------------------------------- phase 2: bodies
@@ -584,7 +608,7 @@ struct Builder {
   uint32_t add_variable(const Ctx& cx, std::string name, Type type, NodeId nm, std::string init, bool param = false) {
     Variable v;
     v.name = std::move(name);
-    v.type = std::move(type);
+    v.type = merged(type, typed_decl(cx.tu, trees[cx.tu][nm].start));
     v.tu = cx.tu;
     v.function = cx.fn;
     v.parameter = param;
@@ -670,12 +694,15 @@ struct Builder {
         inner = t.field(c, F::Declarator);
       } else if (t.is(c, K::FunctionDeclarator)) {
         continue;
-      } else {
-        ctor = declared.kind != TypeKind::Unknown;  // `torch::NoGradGuard guard;`
       }
       NodeId nm = declarator_name(t, inner);
       if (nm == kNone) continue;
-      Type vt = declared;
+      // the declared type: the typed path's when it has one (a class template instance, a type
+      // behind an alias), else what the written type names
+      Type decl_t = is_auto ? declared : merged(declared, typed_decl(cx.tu, t[nm].start));
+      if (!t.is(c, K::InitDeclarator) && !t.is(c, K::FunctionDeclarator))
+        ctor = decl_t.kind != TypeKind::Unknown;  // `torch::NoGradGuard guard;`
+      Type vt = decl_t;
       std::string init;
       if (value != kNone && !ctor) {
         walk(cx, value);
@@ -687,13 +714,13 @@ struct Builder {
         for (NodeId a : ctor_args) walk(cx, a);
         if (value != kNone) init = std::string(t.text(value));
         else if (t.is(c, K::FunctionDeclarator)) init = std::string(t.text(t.field(c, F::Parameters)));
-        if (declared.kind == TypeKind::GradGuard && torch_names::last(declared.name) == "AutoGradMode" &&
+        if (decl_t.kind == TypeKind::GradGuard && torch_names::last(decl_t.name) == "AutoGradMode" &&
             strip_spaces(init) != "(false)" && strip_spaces(init) != "{false}")
-          vt = {TypeKind::Other, declared.name};
-        if (ty != kNone && declared.kind != TypeKind::Unknown) {
+          vt = {TypeKind::Other, decl_t.name};
+        if (ty != kNone && decl_t.kind != TypeKind::Unknown) {
           CallSite cs;
           fill_site(cx, cs, c);
-          cs.callee = declared.name.empty() ? resolve(cx.tu, type_text) : resolve(cx.tu, type_text);
+          cs.callee = declared.kind != TypeKind::Unknown || decl_t.name.empty() ? resolve(cx.tu, type_text) : decl_t.name;
           cs.construction = true;
           for (NodeId a : ctor_args) {
             cs.args.emplace_back(t.text(a));
@@ -772,10 +799,13 @@ struct Builder {
       if (t.is(recv, K::CallExpression))
         if (auto it = call_at.find(key(cx.tu, recv)); it != call_at.end()) cs.receiver_call = static_cast<int32_t>(it->second);
       if (t.is(recv, K::This) && cx.fn >= 0 && fn_class[cx.fn] >= 0) cs.receiver_type = {TypeKind::Other, m.classes_[fn_class[cx.fn]].name};
+      const TypedCall* exact = field != kNone ? typed_call(cx.tu, t[field].start, true) : nullptr;
+      if (exact) cs.receiver_type = merged(cs.receiver_type, &exact->receiver);
       cs.callee = class_by_name.count(cs.receiver_type.name) ? cs.receiver_type.name + "::" + cs.method : cs.method;
       cs.result = torch_names::method_result(cs.receiver_type, cs.method);
       if ((cs.receiver_type.kind == TypeKind::ModuleHolder || cs.receiver_type.kind == TypeKind::Module) && cs.method == "forward")
         cs.result = forward_result(cs.receiver_type);
+      if (exact) cs.result = merged(cs.result, &exact->result);
     } else {
       std::string written;
       if (t.is(fnode, K::TemplateFunction)) {
@@ -836,6 +866,7 @@ struct Builder {
           for (auto it = b; it != e; ++it)
             if (m.functions_[it->second].return_type.kind != TypeKind::Unknown) cs.result = m.functions_[it->second].return_type;
         }
+        if (const TypedCall* exact = typed_call(cx.tu, t[fnode].start, false)) cs.result = merged(cs.result, &exact->result);
       }
     }
     NodeId parent = t.parent(n);
@@ -1637,10 +1668,14 @@ std::optional<StepContext> Model::runs_every_step(const Site& s) const {
   return reach_[s.function];
 }
 
-Model Model::build(const std::vector<const SourceFile*>& files) {
+Model Model::build(const std::vector<const SourceFile*>& files, const TypedFacts* typed) {
   Model m;
   Builder b(m);
   for (uint32_t i = 0; i < files.size(); ++i) {
+    const TypedFile* tf = nullptr;
+    if (typed)
+      if (auto it = typed->find(files[i]->path()); it != typed->end()) tf = &it->second;
+    b.typed.push_back(tf);
     TranslationUnit tu;
     tu.index = i;
     tu.src = files[i];

@@ -23,6 +23,9 @@
 #include "analyzer/core/suppression.h"
 #include "analyzer/cpp/model.h"
 #include "analyzer/engine/cache.h"
+#ifdef TRAINLINT_HAVE_CLANG
+#include "analyzer/cpp_clang/typed.h"
+#endif
 #include "rules/cpp/rule_context.h"
 #include "rules/python/rule_context.h"
 #include "rules/registry.h"
@@ -592,7 +595,44 @@ void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vect
   auto start = std::chrono::steady_clock::now();
   std::vector<const SourceFile*> ptrs;
   for (auto& f : files) ptrs.push_back(f.get());
-  cpp::Model model = cpp::Model::build(ptrs);
+  // The typed path: exact types from Clang into the same model (docs/cpp.md).
+  bool typed = !opts.cpp_fast_only && (opts.cpp_typed || !opts.compile_db.empty());
+  std::string typed_reason = opts.cpp_typed ? "--clang" : "-p " + opts.compile_db;
+  std::unique_ptr<cpp::TypedFacts> facts;
+#ifdef TRAINLINT_HAVE_CLANG
+  if (!typed && !opts.cpp_fast_only)
+    for (size_t i = 0; i < files.size() && !typed; ++i)
+      if (target[i]) {
+        std::string db = cpp::find_compile_commands(files[i]->abs_path().empty() ? files[i]->path() : files[i]->abs_path());
+        if (!db.empty()) {
+          typed = true;
+          typed_reason = "compile_commands.json in " + db;
+        }
+      }
+  if (typed) {
+    cpp::ClangOptions co;
+    co.compile_db_dir = opts.compile_db;
+    co.pch_dir = opts.clang_pch_dir;
+    co.threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+    auto typed_start = std::chrono::steady_clock::now();
+    cpp::ClangResult cr = cpp::typed_facts(ptrs, target, co);
+    std::unordered_set<std::string> targets;
+    for (size_t i = 0; i < files.size(); ++i)
+      if (target[i]) targets.insert(files[i]->path());
+    for (auto& msg : cr.messages)
+      if (targets.count(msg.path)) res.messages.push_back({FileMessage::Kind::Warning, msg.path, msg.text, std::nullopt});
+    facts = std::make_unique<cpp::TypedFacts>(std::move(cr.facts));
+    if (std::getenv("TRAINLINT_TIMING"))
+      std::fprintf(stderr, "trainlint: C++ typed path (%s): %zu files parsed by Clang, PCH %s %.0f ms, %.0f ms in all\n",
+                   typed_reason.c_str(), cr.parsed, cr.pch_reused ? "reused" : "built in", cr.pch_ms,
+                   ms_since(typed_start));
+  }
+#else
+  if (typed)
+    res.messages.push_back({FileMessage::Kind::Warning, "", "this trainlint was built without the typed C++ path (" +
+                            typed_reason + " asks for it): C++ files were analysed by the fast path", std::nullopt});
+#endif
+  cpp::Model model = cpp::Model::build(ptrs, facts.get());
   std::unordered_map<std::string, size_t> index_of;
   for (size_t i = 0; i < files.size(); ++i) {
     index_of[files[i]->path()] = i;
@@ -683,7 +723,7 @@ void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vect
   for (auto& f : kept) res.findings.push_back(std::move(f));
   sort_and_dedupe(res.findings);
   for (auto& f : files) res.cpp_sources.push_back(std::shared_ptr<const SourceFile>(std::move(f)));
-  timing("C++ (fast path)", ms_since(start));
+  timing(facts ? "C++ (typed path)" : "C++ (fast path)", ms_since(start));
 }
 
 bool is_cpp_source(const std::string& path) {
@@ -741,6 +781,24 @@ LintResult analyse_cached(std::vector<std::unique_ptr<SourceFile>> files, std::v
     for (auto& x : *list) h.add(x);
   }
   h.add(uint64_t{opts.project_context} | uint64_t{opts.report_context} << 1).add(opts.max_file_bytes);
+  h.add(uint64_t{opts.cpp_typed} | uint64_t{opts.cpp_fast_only} << 1).add(opts.compile_db);
+  // what the typed path reads besides the files: the compile databases found above C++ files
+  {
+    std::set<std::string> dbs;
+    std::error_code ec;
+    for (auto& f : files)
+      if (is_cpp_source(f->path()))
+        for (fs::path p = fs::absolute(f->path(), ec).parent_path(); !p.empty(); p = p.parent_path()) {
+          for (const char* n : {"compile_commands.json", "compile_flags.txt"})
+            if (fs::is_regular_file(p / n, ec)) dbs.insert((p / n).string());
+          if (p == p.root_path()) break;
+        }
+    if (!opts.compile_db.empty()) dbs.insert((fs::path(opts.compile_db) / "compile_commands.json").string());
+    for (auto& p : dbs) {
+      std::ifstream in(p, std::ios::binary);
+      h.add(p).add(std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>()));
+    }
+  }
   std::set<const Config*> configs{root_cfg, &cs->defaults()};
   for (auto& fi : infos) configs.insert(fi.config);
   std::vector<std::string> config_files;
@@ -778,6 +836,7 @@ LintResult analyse_cached(std::vector<std::unique_ptr<SourceFile>> files, std::v
   timing("cache key", ms_since(start));
   LintOptions o = opts;
   o.tree_store = disk.get();
+  o.clang_pch_dir = (dir / "clang").string();
   LintResult res = analyse(std::move(files), std::move(target), std::move(infos), o, cs);
   auto save_start = std::chrono::steady_clock::now();
   disk->save_run(key, {res.findings, res.messages, res.files_analysed, res.context_files});

@@ -51,6 +51,14 @@ struct LintOptions {
   size_t cache_max_bytes = size_t{512} << 20;
   // Set by the engine itself: where parsed trees are kept between runs.
   py::TreeStore* tree_store = nullptr;
+  // C++ files: the typed path (Clang libTooling, docs/cpp.md) on `cpp_typed` (--clang), when
+  // `compile_db` names a folder with compile_commands.json (-p), or when a compile_commands.json
+  // is found above a C++ file of the run, unless `cpp_fast_only` (--no-clang).
+  bool cpp_typed = false;
+  bool cpp_fast_only = false;
+  std::string compile_db;
+  // Set by the engine: where the typed path keeps its precompiled headers ("" : per run).
+  std::string clang_pch_dir;
   // Only findings not in this baseline (a file written by --write-baseline).
   std::string baseline;
   // Only findings whose statement is on lines changed since this git ref.

@@ -30,6 +30,7 @@ constexpr Layer kLayers[] = {
     {"analyzer/core/", 0, ""},          // SourceFile, Finding, RuleInfo, Config, suppressions, ...
     {"analyzer/python/", 1, "python"},  // front ends and program models
     {"analyzer/cpp/", 1, "cpp"},
+    {"analyzer/cpp_clang/", 2, "cpp"},  // the typed C++ front end (Clang): facts for analyzer/cpp's model
     {"rules/python/", 2, "python"},  // one file per rule and language
     {"rules/cpp/", 2, "cpp"},
     {"rules/", 3, ""},             // the registry (one row per code) and the embedded docs

@@ -105,6 +105,31 @@ inline LintResult lint_texts(const std::vector<std::pair<std::string, std::strin
   return lint_sources(std::move(srcs), o);
 }
 
+// Lints in-memory sources {path, text} with the given options.
+inline LintResult lint_texts_with(const std::vector<std::pair<std::string, std::string>>& files, LintOptions o) {
+  std::vector<std::unique_ptr<SourceFile>> srcs;
+  for (auto& [p, t] : files) srcs.push_back(std::make_unique<SourceFile>(p, t));
+  return lint_sources(std::move(srcs), std::move(o));
+}
+// Options for the typed C++ path in tests: its precompiled headers kept in the build folder, so
+// that the tests of one build share them (built once, about 15 s).
+inline LintOptions typed_cpp_options(std::vector<std::string> select = {}) {
+  LintOptions o;
+  o.select = std::move(select);
+  o.threads = 1;
+  o.cpp_typed = true;
+  o.clang_pch_dir = (std::filesystem::path(binary()).parent_path() / "clang-cache" / "clang").string();
+  return o;
+}
+// Is the typed C++ path built in (libclang-cpp14-dev), and are LibTorch's headers there?
+inline bool typed_cpp_available() {
+#ifdef TRAINLINT_HAVE_CLANG
+  return std::filesystem::exists("/usr/include/torch/csrc/api/include/torch/torch.h");
+#else
+  return false;
+#endif
+}
+
 // (line, code) pairs of a result, for compact assertions.
 inline std::set<std::pair<uint32_t, std::string>> lines_codes(const LintResult& r) {
   std::set<std::pair<uint32_t, std::string>> s;
