@@ -500,6 +500,18 @@ struct Builder {
     f.id = static_cast<uint32_t>(m.functions_.size());
     f.tu = tu;
     std::string written = strip_spaces(t.text(nm));
+    // `ResNetImpl<Block>::forward` (a member of a class template, defined outside it): the
+    // class is ResNetImpl
+    if (written.find('<') != std::string::npos && written.find("::") != std::string::npos) {
+      std::string plain;
+      int depth = 0;
+      for (char ch : written) {
+        if (ch == '<') ++depth;
+        else if (ch == '>') depth = std::max(0, depth - 1);
+        else if (depth == 0) plain += ch;
+      }
+      if (!plain.empty() && plain.find("operator") == std::string::npos) written = plain;
+    }
     f.name = last_component(written);
     int32_t owner = cls;
     if (written.find("::") != std::string::npos) {  // void NetImpl::forward(...) out of class

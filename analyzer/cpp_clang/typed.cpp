@@ -326,13 +326,17 @@ std::string abs_of(const SourceFile& f) {
 // One file's compile command: from its database, else the default.
 struct Command {
   std::vector<std::string> args;  // without the file, -o and -c
+  std::vector<std::string> local;  // -I of the run's own header folders: the file's, not the PCH's
   std::string dir;
   std::string origin;             // "compile_commands.json in X", "default"
 };
 
-Command default_command(const std::vector<std::string>& inc) {
+Command default_command(const std::vector<std::string>& inc, const std::set<std::string>& header_dirs) {
   Command c;
   c.args = {"clang++", "-xc++", "-std=c++17"};
+  // the folders of the run's own headers (`#include "convnet.h"` from src/ with include/ beside);
+  // kept apart so that one precompiled header serves every project
+  for (auto& d : header_dirs) c.local.push_back("-I" + d);
   for (auto& d : inc) c.args.push_back("-I" + d);
   if (std::error_code ec; fs::is_regular_file("/usr/local/cuda/include/cuda.h", ec)) c.args.push_back("-I/usr/local/cuda/include");
   c.origin = "the default command";
@@ -400,6 +404,11 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
     std::string a = abs_of(*f);
     run.path_of_abs[a] = f->path();
     mapped.emplace_back(a, std::string(f->text()));
+  }
+  std::set<std::string> header_dirs;
+  for (const SourceFile* f : files) {
+    std::string ext = fs::path(f->path()).extension().string();
+    if (ext == ".h" || ext == ".hpp" || ext == ".hh" || ext == ".hxx") header_dirs.insert(fs::path(abs_of(*f)).parent_path().string());
   }
   const std::string rdir = resource_dir();
   std::vector<std::string> inc;
@@ -491,7 +500,16 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
         inc_known = true;
         res.include_dirs = inc;
       }
-      j.cmd = default_command(inc);
+      j.cmd = default_command(inc, header_dirs);
+      // the nearest header folders first: a project of several programs has several nnet.h
+      auto shared = [&](const std::string& flag) {
+        std::string d = flag.substr(2), f = j.abs;
+        size_t n = 0;
+        while (n < d.size() && n < f.size() && d[n] == f[n]) ++n;
+        return n;
+      };
+      std::stable_sort(j.cmd.local.begin(), j.cmd.local.end(),
+                       [&](const std::string& a, const std::string& b) { return shared(a) > shared(b); });
     }
     jobs.push_back(std::move(j));
   }
@@ -558,11 +576,13 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
     }
     clang::tooling::ClangTool tool(db, {src.string()});
     tool.clearArgumentsAdjusters();
-    std::vector<std::string> extra = {"-xc++-header", "-fpch-instantiate-templates", "-w", "-o", tmp.string()};
+    std::vector<std::string> extra = {"-xc++-header", "-fpch-instantiate-templates", "-w", "-fno-caret-diagnostics", "-o",
+                                      tmp.string()};
     if (!rdir.empty()) extra.push_back("-resource-dir=" + rdir);
     tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(extra, clang::tooling::ArgumentInsertPosition::BEGIN));
     ErrorCollector diags;
     tool.setDiagnosticConsumer(&diags);
+    tool.setPrintErrorMessage(false);
     int rc = tool.run(clang::tooling::newFrontendActionFactory<clang::GeneratePCHAction>().get());
     if (rc == 0 && diags.errors == 0 && fs::is_regular_file(tmp, ec)) {
       fs::rename(tmp, pch, ec);  // atomic: a concurrent run sees the whole file or none
@@ -587,10 +607,12 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
     for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
       const Job& j = jobs[i];
       std::vector<std::string> args(j.cmd.args.begin() + (j.cmd.args.empty() ? 0 : 1), j.cmd.args.end());
+      args.insert(args.end(), j.cmd.local.begin(), j.cmd.local.end());
       clang::tooling::FixedCompilationDatabase db(j.cmd.dir, args);
       clang::tooling::ClangTool tool(db, {j.abs});
       for (auto& [p, text] : mapped) tool.mapVirtualFile(p, text);
-      std::vector<std::string> extra = {"-w", "-ferror-limit=50"};
+      // -fno-caret-diagnostics: Clang's own "N errors generated." line stays off the user's stderr
+      std::vector<std::string> extra = {"-w", "-ferror-limit=50", "-fno-caret-diagnostics"};
       if (!rdir.empty()) extra.push_back("-resource-dir=" + rdir);
       auto pit = pch_of.find(key_of(j.cmd));
       std::string pch = pit == pch_of.end() ? "" : pit->second;
@@ -601,6 +623,7 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
       tool.appendArgumentsAdjuster(clang::tooling::getInsertArgumentAdjuster(extra, clang::tooling::ArgumentInsertPosition::END));
       ErrorCollector diags;
       tool.setDiagnosticConsumer(&diags);
+      tool.setPrintErrorMessage(false);  // said once, by the engine's message
       TypedFacts local;
       CollectFactory factory(run, local);
       int rc = 1;
