@@ -162,13 +162,19 @@ deb)
   grep -Eq '^.+ <.+@.+>$' <<<"$(field Maintainer)" || fail "Maintainer: $(field Maintainer)"
   [ -n "$(field Description)" ] || fail "no Description"
   depends=$(field Depends)
-  # one dependency per shared library the binary and the shim need (ldd), by dpkg-shlibdeps
-  while read -r lib path; do
-    pkg=$(dpkg -S "$path" 2>/dev/null || dpkg -S "$(realpath "$path")" 2>/dev/null || true)
+  # one dependency per shared library the binary and the shim link directly (their NEEDED
+  # entries, as dpkg-shlibdeps reads them; what those libraries need is their packages' concern),
+  # each found where the installed binary finds it: the system's library path, not the build's
+  # RUNPATH (the build links LLVM through /usr/lib/llvm-14/lib, which llvm-14-dev owns)
+  while read -r lib; do
+    path=$(ldconfig -p | awk -v l="$lib" '$1 == l && $NF ~ /^\// && !p {print $NF; p = 1}')
+    [ -n "$path" ] || path=$(ldd "$build/trainlint" "$build/libtrainlint_shim.so" | awk -v l="$lib" '$1 == l && $3 ~ /^\// && !p {print $3; p = 1}')
+    # merged /usr: dpkg knows /usr/lib/... where ldconfig may say /lib/...
+    pkg=$(dpkg -S "$path" 2>/dev/null || dpkg -S "/usr$path" 2>/dev/null || dpkg -S "$(realpath "$path")" 2>/dev/null || true)
     pkg=${pkg%%:*}
     [ -n "$pkg" ] || { fail "no package owns $path ($lib)"; continue; }
     tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/ .*//' | grep -Fxq "$pkg" || fail "Depends ($depends) lacks $pkg, which provides $lib"
-  done < <(ldd "$build/trainlint" "$build/libtrainlint_shim.so" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | sort -u)
+  done < <(objdump -p "$build/trainlint" "$build/libtrainlint_shim.so" | awk '$1 == "NEEDED" {print $2}' | sort -u)
   grep -qi cuda <<<"$depends" && fail "Depends names CUDA: $depends"
 
   list=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./usr/||' | sort)
