@@ -594,6 +594,9 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
   std::map<std::string, std::string> texts;  // the group's documents
   std::map<std::string, uint64_t> gens;
   LintOptions opts;
+  // C++ in the editor: the fast path only, even where a compile_commands.json would turn the
+  // typed path on for the command line (Clang takes seconds a file: not per keystroke)
+  opts.cpp_fast_only = true;
   Settings settings;
   RunReport report;
   {
