@@ -17,7 +17,6 @@
 #include <clang/Tooling/ArgumentsAdjusters.h>
 #include <clang/Tooling/CompilationDatabase.h>
 #include <clang/Tooling/Tooling.h>
-#include <llvm/Support/raw_ostream.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,8 +79,6 @@ uint64_t fnv(std::string_view s, uint64_t h = 1469598103934665603ull) {
 
 // ---------------------------------------------------------------- types
 struct Classifier {
-  const clang::SourceManager& sm;
-  const std::map<unsigned, std::string>* file_of_id = nullptr;  // run files by FileID
   std::function<bool(const clang::Decl*)> in_run;                 // is the declaration in a run file
 
   static bool derives_from(const clang::CXXRecordDecl* rd, std::string_view base, int depth = 0) {
@@ -180,14 +177,11 @@ struct RunFiles {
   std::map<std::string, std::string> path_of_abs;  // absolute path -> SourceFile::path()
 };
 
-struct Sink {
-  TypedFacts facts;
-};
 
 class Collector : public clang::RecursiveASTVisitor<Collector> {
  public:
   Collector(clang::ASTContext& ctx, const RunFiles& run, TypedFacts& out)
-      : ctx_(ctx), sm_(ctx.getSourceManager()), run_(run), out_(out), cls_{sm_, nullptr, {}} {
+      : sm_(ctx.getSourceManager()), run_(run), out_(out) {
     cls_.in_run = [this](const clang::Decl* d) { return d && where(d->getLocation()).first != nullptr; };
   }
 
@@ -251,7 +245,6 @@ class Collector : public clang::RecursiveASTVisitor<Collector> {
     if (tf) (member ? tf->member_calls : tf->calls).emplace(off, c);
   }
 
-  clang::ASTContext& ctx_;
   const clang::SourceManager& sm_;
   const RunFiles& run_;
   TypedFacts& out_;
@@ -601,7 +594,7 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
 
   // ---- parse the files, in parallel, each with its own tool and facts
   std::atomic<size_t> next{0};
-  Sink sink;
+  TypedFacts facts;  // of every file, merged under msg_mu
   std::mutex msg_mu;
   auto worker = [&] {
     for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
@@ -647,7 +640,7 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
                                                     " (first: " + diags.first.front() + "); the types Clang could read were used",
                                 false});
       for (auto& [path, tf] : local) {
-        TypedFile& dst = sink.facts[path];
+        TypedFile& dst = facts[path];
         for (auto& kv : tf.decls) dst.decls.insert(kv);
         for (auto& kv : tf.member_calls) dst.member_calls.insert(kv);
         for (auto& kv : tf.calls) dst.calls.insert(kv);
@@ -659,7 +652,7 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
   for (unsigned t = 1; t < n; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  res.facts = std::move(sink.facts);
+  res.facts = std::move(facts);
   if (tmp_pch_dir) {
     std::error_code ec;
     fs::remove_all(*tmp_pch_dir, ec);
