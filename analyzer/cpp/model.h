@@ -95,6 +95,9 @@ struct CallSite : Site {
   int32_t target = -1;         // the analysed function it calls (-1: a library or unknown)
   int32_t receiver_call = -1;  // the receiver is itself a call: its id (`torch::zeros(...).to(d)`)
   bool places_on_cuda = false; // `.to(<may-be-CUDA>)`, `.cuda()`, a factory with a CUDA device
+  // Member calls: the receiver is a tensor known to live in host memory (docs/concepts.md
+  // "host-resident tensor"): `.item()` on it reads host memory and waits for no GPU.
+  bool receiver_on_host = false;
 };
 
 // `std::cout << a << b`: one per outermost `<<` chain written to a stream.
@@ -102,6 +105,7 @@ struct StreamWrite : Site {
   std::string stream;                  // "std::cout", "std::cerr", "os"...
   std::vector<std::string> operands;   // the written operands, in order
   std::vector<Type> operand_types;
+  std::vector<char> operand_on_host;   // per operand: a tensor known to live in host memory
 };
 
 enum class LoopKind : uint8_t { Other, TrainingStep, EvaluationStep, Epoch };

@@ -591,6 +591,8 @@ struct Builder {
           uint32_t vi = static_cast<uint32_t>(m.variables_.size());
           m.variables_.push_back(std::move(v));
           m.index_variable(vi);
+          var_values.resize(m.variables_.size());
+          var_flags.resize(m.variables_.size());
           class_vars[ci].push_back(vi);
           m.classes_[ci].members.push_back(vi);
         });
@@ -630,6 +632,8 @@ struct Builder {
     uint32_t vi = static_cast<uint32_t>(m.variables_.size());
     m.variables_.push_back(std::move(v));
     m.index_variable(vi);
+    var_values.resize(m.variables_.size());
+    var_flags.resize(m.variables_.size());
     if (cx.fn >= 0) fn_vars[cx.fn].push_back(vi);
     else tu_vars[cx.tu].push_back(vi);
     for (int32_t l : cx.loops) note_changed(l, m.variables_[vi].name);
@@ -716,9 +720,11 @@ struct Builder {
         ctor = decl_t.kind != TypeKind::Unknown;  // `torch::NoGradGuard guard;`
       Type vt = decl_t;
       std::string init;
+      bool arith = !is_auto && arithmetic_declaration(cx, type_text);
       if (value != kNone && !ctor) {
         walk(cx, value);
         init = std::string(t.text(value));
+        if (is_auto && plain_value(cx.tu, cx.fn, value)) arith = true;  // auto n = x.size(0);
         if (is_auto) vt = infer(cx.tu, cx.fn, value);
         if (is_auto && vt.kind == TypeKind::Unknown && torch_names::is_device_constant(resolve(cx.tu, init)))
           vt = {TypeKind::Device, "torch::DeviceType"};
@@ -742,7 +748,9 @@ struct Builder {
           add_call(cx, std::move(cs), kNone);
         }
       }
-      add_variable(cx, std::string(t.text(nm)), vt, nm, init);
+      uint32_t vi = add_variable(cx, std::string(t.text(nm)), vt, nm, init);
+      if (value != kNone && !ctor) var_values[vi].push_back(value);
+      if (arith) var_flags[vi] |= kArithmetic;
     }
   }
 
@@ -758,6 +766,7 @@ struct Builder {
   uint32_t add_call(const Ctx& cx, CallSite cs, NodeId node) {
     cs.id = static_cast<uint32_t>(m.calls_.size());
     if (node != kNone) call_at.emplace(key(cx.tu, node), cs.id);
+    call_nodes.push_back(node);
     if (cx.fn >= 0) m.functions_[cx.fn].calls.push_back(cs.id);
     m.calls_.push_back(std::move(cs));
     return m.calls_.back().id;
@@ -934,6 +943,7 @@ struct Builder {
       NodeId right = t.field(n, F::Right);
       if (right != kNone) walk(outer, right);  // evaluated once, before the loop
       bool data = loader_text(right);
+      bool library_loader = right != kNone && infer(cx.tu, cx.fn, right).kind == TypeKind::DataLoader;
       m.loops_[lid].data_loop = data;
       NodeId decl = t.field(n, F::Declarator);
       NodeId nm = declarator_name(t, decl);
@@ -946,7 +956,8 @@ struct Builder {
         Ctx vc = in;
         vc.block_end = t[n].end;
         vc.loops.clear();
-        add_variable(vc, m.loops_[lid].loop_var, vt, nm, "");
+        uint32_t vi = add_variable(vc, m.loops_[lid].loop_var, vt, nm, "");
+        if (library_loader && vt.kind == TypeKind::Batch) var_flags[vi] |= kLibraryBatch;
       }
     } else if (t.is(n, K::ForStatement)) {
       NodeId init = t.field(n, F::Initializer);
@@ -1073,6 +1084,7 @@ struct Builder {
           if (!w.stream.empty()) {
             fill_site(cx, w, n);
             m.streams_.push_back(std::move(w));
+            stream_operands.push_back(std::move(operands));
           }
           return;
         }
@@ -1093,12 +1105,25 @@ struct Builder {
             auto& var = m.variables_[v];
             if (!var.init.empty()) var.init += " ; ";
             var.init += std::string(t.text(r));
+            // `x = ...` gives x one more value; `x += ...` and the like work in place
+            if (base == l && t.operator_text(n) == "=") var_values[v].push_back(r);
           }
         }
+        // `std::tie(a, b) = ...`: a and b get values the analysis does not follow
+        if (t.is(l, K::CallExpression)) escape_names(cx, t.field(l, F::Arguments));
         return;
       }
       case K::UpdateExpression: {
         mark_changed(cx, t.field(n, F::Argument));
+        break;
+      }
+      case K::PointerExpression: {
+        // `&x`: written through a pointer the analysis does not follow
+        NodeId a = t.field(n, F::Argument);
+        if (t.operator_text(n) == "&" && t.is(a, K::Identifier)) {
+          int32_t v = m.lookup(cx.tu, cx.fn, t.text(a), t[a].start);
+          if (v >= 0) var_flags[v] |= kEscapes;
+        }
         break;
       }
       case K::CallExpression:
@@ -1130,6 +1155,10 @@ struct Builder {
         Type pt = ty != kNone ? type_of_name(tu, t.text(ty)) : Type{};
         uint32_t vi = add_variable(cx, std::string(t.text(nm)), pt, nm, "", true);
         m.functions_[fid].params.push_back(vi);
+        NodeId d = t.field(p, F::Declarator);
+        bool ref = t.is(d, K::ReferenceDeclarator);
+        if (ref && t.text(p).find("const") == std::string_view::npos) var_flags[vi] |= kOutReference;
+        if (!ref && !t.is(d, K::PointerDeclarator) && ty != kNone && is_arithmetic_type(t.text(ty))) var_flags[vi] |= kArithmetic;
       }
     // member initialisers `: fc1(register_module(...))`
     t.for_each_child(def, [&](NodeId c) {
@@ -1275,6 +1304,316 @@ struct Builder {
       else if (c.method.empty() && torch_names::is_tensor_factory(c.callee))
         for (auto& a : c.args)
           if (mentions_cuda(c.tu, c.function, a, c.range.begin)) c.places_on_cuda = true;
+    }
+  }
+
+  // ---------------------------------------------------------------- host-resident tensors
+  // docs/concepts.md "host-resident tensor": a tensor certainly in host memory, because every
+  // value it can hold comes from the host (a LibTorch data loader's batch, `.cpu()`,
+  // `torch::from_blob`, a factory given no device) through operations that keep a tensor where it
+  // is. Parameters are followed to every call of their function in the run, and an analysed
+  // function's result to its `return`s. Whatever is not certain is not host-resident.
+  std::vector<NodeId> call_nodes;                   // per call id: its call expression (kNone: a declaration)
+  std::vector<std::vector<NodeId>> stream_operands; // per stream write: its operands
+  std::vector<std::vector<NodeId>> var_values;      // per variable: its initializer and `x = ...` values
+  enum : uint8_t { kArithmetic = 1, kEscapes = 2, kOutReference = 4, kLibraryBatch = 8 };
+  std::vector<uint8_t> var_flags;                   // per variable
+  std::vector<uint8_t> var_host, fn_host;           // memo: 0 unknown, 1 being decided, 2 host, 3 not
+  bool loader_batches_on_host = true;               // no dataset or transform of the run places on CUDA
+  static constexpr int kMaxHostDepth = 48;
+  mutable int host_depth = 0;
+
+  static bool is_arithmetic_type(std::string_view written) {
+    std::string w = strip_spaces(written);
+    if (w.rfind("const", 0) == 0) w = w.substr(5);
+    if (w.rfind("std::", 0) == 0) w = w.substr(5);
+    static const std::set<std::string, std::less<>> kArith = {
+        "int", "long", "longlong", "short", "unsigned", "unsignedint", "unsignedlong", "size_t", "ssize_t",
+        "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "float", "double",
+        "bool", "char", "ptrdiff_t"};
+    return kArith.count(w) > 0;
+  }
+
+  // `int64_t`, or `decltype(n)` of such a variable or of `x.size(0)`
+  bool arithmetic_declaration(const Ctx& cx, std::string_view written) const {
+    std::string w = strip_spaces(written);
+    if (w.rfind("decltype(", 0) == 0 && w.back() == ')') {
+      std::string inner = w.substr(9, w.size() - 10);
+      for (std::string_view k : {".size(", ".numel(", ".dim(", ".item<"})
+        if (inner.find(k) != std::string::npos) return true;
+      int32_t v = m.lookup(cx.tu, cx.fn, inner, cx.stmt.begin);
+      return v >= 0 && (var_flags[v] & kArithmetic);
+    }
+    return is_arithmetic_type(w);
+  }
+
+  void escape_names(const Ctx& cx, NodeId args) {
+    if (args == kNone) return;
+    for (NodeId a : trees[cx.tu].named_children(args)) escape_names_in(cx.tu, cx.fn, a);
+  }
+
+  void escape_names_in(uint32_t tu, int32_t fn, NodeId e) {
+    if (e != kNone && trees[tu].is(e, K::Identifier))
+      if (int32_t v = m.lookup(tu, fn, trees[tu].text(e), trees[tu][e].start); v >= 0) var_flags[v] |= kEscapes;
+  }
+
+  // The i-th argument node of a call (kNone when it has none there).
+  NodeId arg_node(uint32_t call, size_t i) const {
+    NodeId n = call_nodes[call];
+    if (n == kNone) return kNone;
+    const Tree& t = trees[m.calls_[call].tu];
+    NodeId args = t.field(n, F::Arguments);
+    if (args == kNone) return kNone;
+    size_t k = 0;
+    for (NodeId a : t.named_children(args))
+      if (k++ == i) return a;
+    return kNone;
+  }
+
+  // Not a tensor at all: a literal, an arithmetic variable, a host value read from a tensor
+  // (`x.size(0)`).
+  bool plain_value(uint32_t tu, int32_t fn, NodeId e) const {
+    const Tree& t = trees[tu];
+    if (t.is(e, K::ParenthesizedExpression)) return plain_value(tu, fn, t.first_named_child(e));
+    if (t.is(e, K::NumberLiteral) || t.is(e, K::True) || t.is(e, K::False)) return true;
+    if (t.is(e, K::Identifier)) {
+      int32_t v = m.lookup(tu, fn, t.text(e), t[e].start);
+      return v >= 0 && (var_flags[v] & kArithmetic);
+    }
+    if (t.is(e, K::CallExpression))
+      if (auto it = call_at.find(key(tu, e)); it != call_at.end()) {
+        const CallSite& c = m.calls_[it->second];
+        if (c.method == "item" && !c.template_args.empty() && is_arithmetic_type(c.template_args)) return true;
+        if ((c.method == "size" || c.method == "numel" || c.method == "dim") && c.args.size() <= 1) return true;
+        return !c.method.empty() && c.receiver_type.kind == TypeKind::Tensor && c.result.kind == TypeKind::Other;
+      }
+    return false;
+  }
+
+  // Could this argument of a tensor factory name a device? (`torch::kCUDA`, a device, options
+  // built somewhere): anything but sizes, numbers and dtypes could.
+  bool may_carry_device(uint32_t tu, int32_t fn, NodeId e) {
+    const Tree& t = trees[tu];
+    // `x.options()` (and `.dtype(...)` on it) of a host-resident tensor: the host
+    for (NodeId o = e; t.is(o, K::CallExpression);) {
+      auto it = call_at.find(key(tu, o));
+      if (it == call_at.end()) break;
+      const CallSite& c = m.calls_[it->second];
+      NodeId recv = t.field(t.field(o, F::Function), F::Argument);
+      if (c.method == "options") return !host_expr(tu, fn, recv);
+      if (c.method != "dtype" && c.method != "requires_grad" && c.method != "layout") break;
+      o = recv;
+    }
+    std::string_view text = t.text(e);
+    for (std::string_view w : {"device", "cuda", "opt", "gpu"})
+      if (icontains(text, w)) return true;
+    for (auto& id : identifiers(text)) {
+      int32_t v = m.lookup(tu, fn, id, t[e].start);
+      if (v < 0) continue;
+      const Variable& var = m.variables_[v];
+      if (var.may_cuda || var.type.kind == TypeKind::Device || !(var_flags[v] & kArithmetic)) return true;
+    }
+    return false;
+  }
+
+  bool host_expr(uint32_t tu, int32_t fn, NodeId e) {
+    const Tree& t = trees[tu];
+    if (e == kNone) return false;
+    Depth d(host_depth);
+    if (host_depth > kMaxHostDepth) return false;
+    switch (t.kind(e)) {
+      case K::ParenthesizedExpression: return host_expr(tu, fn, t.first_named_child(e));
+      case K::SubscriptExpression: return host_expr(tu, fn, t.field(e, F::Argument));
+      case K::UnaryExpression: return host_expr(tu, fn, t.field(e, F::Argument));
+      case K::Identifier: {
+        int32_t v = m.lookup(tu, fn, t.text(e), t[e].start);
+        return v >= 0 && host_var(static_cast<uint32_t>(v));
+      }
+      case K::FieldExpression: {
+        // `batch.target.lengths`: any field of a LibTorch loader's batch
+        NodeId root = e;
+        while (t.is(root, K::FieldExpression) && t.operator_text(root) == ".") root = t.field(root, F::Argument);
+        if (!t.is(root, K::Identifier)) return false;
+        int32_t v = m.lookup(tu, fn, t.text(root), t[root].start);
+        return v >= 0 && (var_flags[v] & kLibraryBatch) && loader_batches_on_host;
+      }
+      case K::BinaryExpression: {
+        std::string_view op = t.operator_text(e);
+        if (op == "&&" || op == "||" || op == "<<" || op == ">>") return false;
+        NodeId l = t.field(e, F::Left), r = t.field(e, F::Right);
+        bool hl = host_expr(tu, fn, l);
+        if (!hl && !plain_value(tu, fn, l)) return false;
+        bool hr = host_expr(tu, fn, r);
+        return hl ? hr || plain_value(tu, fn, r) : hr;
+      }
+      case K::ConditionalExpression:
+        return host_expr(tu, fn, t.field(e, F::Consequence)) && host_expr(tu, fn, t.field(e, F::Alternative));
+      case K::CallExpression: {
+        auto it = call_at.find(key(tu, e));
+        return it != call_at.end() && host_call(it->second);
+      }
+      default: return false;
+    }
+  }
+
+  bool host_call(uint32_t id) {
+    const CallSite& c = m.calls_[id];
+    NodeId n = call_nodes[id];
+    if (n == kNone) return false;
+    const Tree& t = trees[c.tu];
+    if (c.target >= 0) return host_return(static_cast<uint32_t>(c.target));
+    if (c.holder_call) return false;
+    if (!c.method.empty()) {
+      NodeId recv = t.field(t.field(n, F::Function), F::Argument);
+      if (c.method == "cpu" && c.args.empty()) return true;
+      if (c.method == "pin_memory") return true;
+      if (c.method == "cuda" || c.method == "type" || c.method == "copy_") return false;
+      if (c.method == "to") {
+        if (c.args.empty()) return false;
+        std::string a0 = strip_spaces(c.args[0]);
+        std::string q = resolve(c.tu, a0);
+        if (torch_names::last(q) == "kCPU" || a0 == "\"cpu\"" || a0 == "torch::Device(torch::kCPU)" ||
+            a0 == "at::Device(at::kCPU)")
+          return true;
+        // `.to(torch::kFloat)`: a dtype (kFloat, kLong...), the tensor stays where it is
+        std::string_view l = torch_names::last(q);
+        bool dtype = l.size() > 1 && l[0] == 'k' && std::isupper(static_cast<unsigned char>(l[1])) &&
+                     !torch_names::is_device_constant(q);
+        return dtype && host_expr(c.tu, c.function, recv);
+      }
+      // any other method of a tensor keeps it (and what it returns) where it is
+      return host_expr(c.tu, c.function, recv);
+    }
+    // `std::get<0>(sorted)`, `std::move(x)`: the value itself
+    if ((c.callee == "std::get" || c.callee == "std::move") && c.args.size() == 1)
+      return host_expr(c.tu, c.function, arg_node(id, 0));
+    if (torch_names::last(c.callee) == "from_blob" && (c.callee.rfind("torch::", 0) == 0 || c.callee.rfind("at::", 0) == 0)) {
+      for (size_t i = 2; i < c.args.size(); ++i)
+        if (may_carry_device(c.tu, c.function, arg_node(id, i))) return false;
+      return true;
+    }
+    if (torch_names::is_tensor_factory(c.callee)) {
+      for (size_t i = 0; i < c.args.size(); ++i) {
+        NodeId a = arg_node(id, i);
+        if (a == kNone || may_carry_device(c.tu, c.function, a)) return false;
+      }
+      return true;
+    }
+    return false;
+  }
+
+  bool host_var(uint32_t v) {
+    uint8_t& memo = var_host[v];
+    if (memo >= 2) return memo == 2;
+    if (memo == 1) return false;  // a cycle: not certain
+    memo = 1;
+    const Variable& var = m.variables_[v];
+    bool host = false;
+    if (var.cls >= 0 || (var_flags[v] & kEscapes)) {
+      host = false;
+    } else if (var.parameter) {
+      // every call of its function in the run passes a host-resident tensor here
+      const Function& f = m.functions_[var.function];
+      size_t i = std::find(f.params.begin(), f.params.end(), v) - f.params.begin();
+      host = !f.callers.empty();
+      for (uint32_t cid : f.callers) {
+        if (!host) break;
+        const CallSite& c = m.calls_[cid];
+        NodeId a = arg_node(cid, i);
+        host = a != kNone && host_expr(c.tu, c.function, a);
+      }
+    } else if (var_flags[v] & kLibraryBatch) {
+      host = loader_batches_on_host;
+    } else {
+      host = !var_values[v].empty();
+      for (NodeId val : var_values[v]) {
+        if (!host) break;
+        host = host_expr(var.tu, var.function, val);
+      }
+    }
+    memo = host ? 2 : 3;  // var_host is sized once: the reference stays valid through the recursion
+    return host;
+  }
+
+  // Every `return` of the analysed function gives a host-resident tensor.
+  bool host_return(uint32_t f) {
+    uint8_t& memo = fn_host[f];
+    if (memo >= 2) return memo == 2;
+    if (memo == 1) return false;
+    memo = 1;
+    auto [tu, def] = fn_defs[f];
+    const Tree& t = trees[tu];
+    std::vector<NodeId> returns;
+    std::vector<NodeId> stack{t.field(def, F::Body)};
+    while (!stack.empty()) {
+      NodeId x = stack.back();
+      stack.pop_back();
+      if (x == kNone || t.is(x, K::LambdaExpression) || t.is(x, K::FunctionDefinition) || t.is(x, K::ClassSpecifier) ||
+          t.is(x, K::StructSpecifier))
+        continue;
+      if (t.is(x, K::ReturnStatement)) {
+        returns.push_back(t.first_named_child(x));
+        continue;
+      }
+      for (NodeId ch = t[x].first_child; ch != kNone; ch = t[ch].next_sibling) stack.push_back(ch);
+    }
+    bool host = !returns.empty();
+    for (NodeId r : returns) {
+      if (!host) break;
+      host = host_expr(tu, static_cast<int32_t>(f), r);
+    }
+    memo = host ? 2 : 3;
+    return host;
+  }
+
+  void host_facts() {
+    var_host.assign(m.variables_.size(), 0);
+    fn_host.assign(m.functions_.size(), 0);
+    // a tensor reaching a non-const reference parameter of an analysed function may be replaced
+    // there, and `std::swap(a, b)` exchanges two
+    for (auto& c : m.calls_) {
+      if ((c.callee == "std::swap" || c.callee == "swap" || c.method == "swap") && call_nodes[c.id] != kNone) {
+        Ctx cx;
+        cx.tu = c.tu;
+        cx.fn = c.function;
+        escape_names(cx, trees[c.tu].field(call_nodes[c.id], F::Arguments));
+        if (!c.method.empty())  // a.swap(b)
+          escape_names_in(c.tu, c.function, trees[c.tu].field(trees[c.tu].field(call_nodes[c.id], F::Function), F::Argument));
+      }
+      if (c.target < 0) continue;
+      const Function& f = m.functions_[c.target];
+      for (size_t i = 0; i < f.params.size(); ++i) {
+        if (!(var_flags[f.params[i]] & kOutReference)) continue;
+        NodeId a = arg_node(c.id, i);
+        if (a == kNone || !trees[c.tu].is(a, K::Identifier)) continue;
+        if (int32_t v = m.lookup(c.tu, c.function, trees[c.tu].text(a), trees[c.tu][a].start); v >= 0) var_flags[v] |= kEscapes;
+      }
+    }
+    // a dataset, transform or collation of the run that places tensors on CUDA (or a `.map(...)`
+    // given a device) makes no loader's batch certain to be on the host
+    for (auto& c : m.calls_) {
+      bool in_data_class = false;
+      if (c.function >= 0 && fn_class[c.function] >= 0)
+        for (auto& b : m.classes_[fn_class[c.function]].bases)
+          if (b.find("Dataset") != std::string::npos || b.find("Transform") != std::string::npos ||
+              b.find("Collation") != std::string::npos || b.find("Sampler") != std::string::npos)
+            in_data_class = true;
+      if ((in_data_class && c.places_on_cuda) ||
+          (c.method == "map" && std::any_of(c.args.begin(), c.args.end(), [&](const std::string& a) {
+             return mentions_cuda(c.tu, c.function, a, c.range.begin);
+           })))
+        loader_batches_on_host = false;
+    }
+    for (auto& c : m.calls_) {
+      if (c.method.empty() || c.holder_call || call_nodes[c.id] == kNone) continue;
+      NodeId recv = trees[c.tu].field(trees[c.tu].field(call_nodes[c.id], F::Function), F::Argument);
+      c.receiver_on_host = host_expr(c.tu, c.function, recv);
+    }
+    for (size_t w = 0; w < m.streams_.size(); ++w) {
+      auto& sw = m.streams_[w];
+      sw.operand_on_host.assign(sw.operands.size(), 0);
+      for (size_t i = 0; i < sw.operands.size(); ++i)
+        if (sw.operand_types[i].kind == TypeKind::Tensor) sw.operand_on_host[i] = host_expr(sw.tu, sw.function, stream_operands[w][i]);
     }
   }
 
@@ -1708,6 +2047,7 @@ Model Model::build(const std::vector<const SourceFile*>& files, const TypedFacts
     m.tus_[tu].syntax_errors.emplace_back(files[tu]->line_col(off), "nested more than 1500 levels deep: not analysed further");
   b.resolve_targets();
   b.device_facts();
+  b.host_facts();
   b.classify_loops();
   b.guard_varying();
   b.compute_reach();

@@ -1,7 +1,8 @@
 // TL105 host-sync-per-step (C++): .item<T>(), .item(), .cpu(), .to(torch::kCPU),
 // torch::cuda::synchronize() and `std::cout << tensor` every step, in a program that trains on
 // CUDA. One finding per statement. A synchronize right before a clock read times the GPU on
-// purpose and is left alone.
+// purpose and is left alone, and so are reads of host-resident tensors (docs/concepts.md): caption
+// lengths taken from a loader's batch and never moved, the result of `.cpu()` passed to a helper.
 #include <algorithm>
 #include <cstdint>
 #include <set>
@@ -22,6 +23,8 @@ std::string sync_of(const CallSite& c) {
     return "";
   }
   if (c.receiver_type.kind != TypeKind::Tensor) return "";
+  // a tensor that lives in host memory (a loader batch's field, `.cpu()`'s result...): no GPU wait
+  if (c.receiver_on_host) return "";
   if (c.method == "item") return c.template_args.empty() ? ".item()" : ".item<" + c.template_args + ">()";
   if (c.method == "cpu" && c.args.empty()) return ".cpu()";
   if (c.method == "to" && !c.args.empty() && torch_names::last(c.args[0]) == "kCPU") return ".to(" + c.args[0] + ")";
@@ -71,6 +74,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     if (!ctx.here(w)) continue;
     for (size_t i = 0; i < w.operands.size(); ++i) {
       if (w.operand_types[i].kind != TypeKind::Tensor) continue;
+      if (i < w.operand_on_host.size() && w.operand_on_host[i]) continue;
       hits.push_back({&w, "writing the tensor `" + w.operands[i] + "` to `" + w.stream +
                               "` copies its value to the host, which waits for the GPU to finish every queued "
                               "kernel, every step; print a `.item()` read every N steps"});

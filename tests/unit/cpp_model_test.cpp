@@ -2,6 +2,9 @@
 // holders, loops classified, guards, calls across files, programs and device facts.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "analyzer/cpp/model.h"
 #include "support/cpp_model_support.h"
 
@@ -412,6 +415,110 @@ TEST(CppModel, DeepAndBrokenSourcesGiveAModel) {
   const auto& deep_tu = b->model.translation_units()[b->tu("deep.cpp")];
   ASSERT_FALSE(deep_tu.syntax_errors.empty());
   EXPECT_NE(deep_tu.syntax_errors.back().second.find("nested more than"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// Which receivers of `.item()` are host-resident tensors (docs/concepts.md), by receiver text.
+std::map<std::string, bool> item_receivers_on_host(const tl::test::CppBuilt& b) {
+  std::map<std::string, bool> out;
+  for (auto& c : b.model.calls())
+    if (c.method == "item") out[c.receiver] = c.receiver_on_host;
+  return out;
+}
+
+TEST(CppModel, HostResidentTensors) {
+  auto b = build_cpp({{"h.cpp", R"(#include <torch/torch.h>
+struct Holder {
+  torch::Tensor kept = torch::zeros({3});
+};
+int64_t first_of(const torch::Tensor& t) { return t[0].item<int64_t>(); }
+int64_t any_of(const torch::Tensor& t) { return t.sum().item<int64_t>(); }
+torch::Tensor counts(const torch::Tensor& labels) { return labels.ne(0).sum(1); }
+void replace(torch::Tensor& t, torch::Device d) { t = t.to(d); }
+int main() {
+  torch::Device device(torch::kCUDA);
+  Holder holder;
+  auto loader = torch::data::make_data_loader(torch::data::datasets::MNIST("data"));
+  for (auto& batch : *loader) {
+    auto images = batch.data.to(device);
+    torch::Tensor labels = batch.target;
+    torch::Tensor on_gpu = labels.to(device);
+    torch::Tensor floats = labels.to(torch::kFloat);
+    torch::Tensor back = on_gpu.cpu();
+    int64_t size = 4;
+    torch::Tensor sizes = torch::zeros({size}, torch::kLong);
+    torch::Tensor placed = torch::zeros({size}, torch::TensorOptions().device(device));
+    torch::Tensor blob = torch::from_blob(&size, {1}, torch::kLong);
+    torch::Tensor like = torch::from_blob(&size, {1}, on_gpu.options());
+    torch::Tensor swapped = torch::zeros({1});
+    replace(swapped, device);
+    torch::Tensor exchanged = torch::zeros({1});
+    std::swap(exchanged, on_gpu);
+    torch::Tensor sorted = std::get<0>(counts(batch.target.view({-1, 1})).sort(0));
+    labels[0].item<int64_t>();
+    (labels > 3).sum().item<int64_t>();
+    on_gpu.item<int64_t>();
+    floats.mean().item<float>();
+    back.item<int64_t>();
+    sizes.item<int64_t>();
+    placed.item<int64_t>();
+    blob.item<int64_t>();
+    like.item<int64_t>();
+    swapped.item<int64_t>();
+    exchanged.item<int64_t>();
+    sorted.item<int64_t>();
+    holder.kept.item<int64_t>();
+    (images > labels.to(device)).sum().item<int64_t>();
+    first_of(labels);
+    any_of(labels);
+    any_of(on_gpu);
+  }
+}
+)"}});
+  auto on_host = item_receivers_on_host(*b);
+  EXPECT_EQ(on_host, (std::map<std::string, bool>{
+                         {"labels[0]", true},
+                         {"(labels > 3).sum()", true},
+                         {"on_gpu", false},
+                         {"floats.mean()", true},
+                         {"back", true},
+                         {"sizes", true},
+                         {"placed", false},
+                         {"blob", true},
+                         {"like", false},
+                         {"swapped", false},
+                         {"exchanged", false},
+                         {"sorted", true},
+                         {"holder.kept", false},
+                         {"(images > labels.to(device)).sum()", false},
+                         {"t[0]", true},   // first_of: every call passes host labels
+                         {"t.sum()", false},  // any_of: one call passes on_gpu
+                     }));
+}
+
+TEST(CppModel, ADatasetThatPlacesOnCudaMakesNoBatchHostResident) {
+  auto b = build_cpp({{"d.cpp", R"(#include <torch/torch.h>
+class OnGpu : public torch::data::datasets::Dataset<OnGpu> {
+ public:
+  explicit OnGpu(torch::Device d) : data_(torch::randn({64, 4}).to(d)), labels_(torch::randint(0, 2, {64}).to(d)) {}
+  torch::data::Example<> get(size_t i) override { return {data_[i], labels_[i].to(device_)}; }
+  torch::optional<size_t> size() const override { return 64; }
+ private:
+  torch::Tensor data_, labels_;
+  torch::Device device_ = torch::kCUDA;
+};
+int main() {
+  torch::Device device(torch::kCUDA);
+  auto loader = torch::data::make_data_loader(OnGpu(device).map(torch::data::transforms::Stack<>()));
+  for (auto& batch : *loader) {
+    batch.target.sum().item<int64_t>();
+  }
+}
+)"}});
+  EXPECT_EQ(item_receivers_on_host(*b), (std::map<std::string, bool>{{"batch.target.sum()", false}}));
 }
 
 }  // namespace
