@@ -34,6 +34,8 @@
 #include <set>
 #include <thread>
 
+#include "analyzer/cpp/compile_db.h"
+
 namespace fs = std::filesystem;
 
 namespace tl::cpp {
@@ -377,17 +379,6 @@ std::vector<std::string> torch_include_dirs() {
   return {};
 }
 
-std::string find_compile_commands(const std::string& path) {
-  std::error_code ec;
-  fs::path p = fs::absolute(path, ec).parent_path();
-  for (int depth = 0; depth < 64 && !p.empty(); ++depth) {
-    if (fs::is_regular_file(p / "compile_commands.json", ec)) return p.string();
-    if (p == p.root_path()) break;
-    p = p.parent_path();
-  }
-  return "";
-}
-
 ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::vector<bool>& parse,
                         const ClangOptions& opts) {
   ClangResult res;
@@ -426,21 +417,17 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
     Command cmd;
   };
   std::vector<Job> jobs;
+  CompileDbFinder finder;
   for (size_t fi = 0; fi < files.size(); ++fi) {
     const SourceFile* f = files[fi];
     if (!is_source(f->path()) || fi >= parse.size() || !parse[fi]) continue;
     Job j{f, abs_of(*f), {}};
-    std::string dbdir = !opts.compile_db_dir.empty() ? opts.compile_db_dir : find_compile_commands(j.abs);
+    // -p, else the nearest compile_commands.json, else the nearest compile_flags.txt (the same
+    // flags for every file there)
+    std::string dbdir = opts.compile_db_dir;
     if (dbdir.empty()) {
-      // compile_flags.txt in the file's folder or above: the same flags for every file there
-      std::error_code ec;
-      for (fs::path p = fs::path(j.abs).parent_path(); !p.empty(); p = p.parent_path()) {
-        if (fs::is_regular_file(p / "compile_flags.txt", ec)) {
-          dbdir = p.string();
-          break;
-        }
-        if (p == p.root_path()) break;
-      }
+      const auto& found = finder.near(j.abs);
+      dbdir = !found.commands_dir.empty() ? found.commands_dir : found.flags_dir;
     }
     bool have = false;
     if (!dbdir.empty()) {

@@ -46,9 +46,6 @@ struct ClangResult {
 // `python3`. Empty when none has torch/torch.h.
 std::vector<std::string> torch_include_dirs();
 
-// Is there a compile_commands.json in `path`'s folder or above it? Its folder, else "".
-std::string find_compile_commands(const std::string& path);
-
 // Parses the C++ source files among `files` whose `parse` flag is set (the files a run reports
 // on; headers are typed through the sources that include them). Every file of the run is read
 // from its SourceFile, so unsaved editor buffers count.

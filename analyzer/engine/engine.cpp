@@ -21,6 +21,7 @@
 #include "analyzer/core/notebook.h"
 #include "analyzer/core/parallel.h"
 #include "analyzer/core/suppression.h"
+#include "analyzer/cpp/compile_db.h"
 #include "analyzer/cpp/model.h"
 #include "analyzer/engine/cache.h"
 #ifdef TRAINLINT_HAVE_CLANG
@@ -600,15 +601,18 @@ void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vect
   std::string typed_reason = opts.cpp_typed ? "--clang" : "-p " + opts.compile_db;
   std::unique_ptr<cpp::TypedFacts> facts;
 #ifdef TRAINLINT_HAVE_CLANG
-  if (!typed && !opts.cpp_fast_only)
+  if (!typed && !opts.cpp_fast_only) {
+    cpp::CompileDbFinder finder;
     for (size_t i = 0; i < files.size() && !typed; ++i)
       if (target[i]) {
-        std::string db = cpp::find_compile_commands(files[i]->abs_path().empty() ? files[i]->path() : files[i]->abs_path());
+        const std::string& db =
+            finder.near(files[i]->abs_path().empty() ? files[i]->path() : files[i]->abs_path()).commands_dir;
         if (!db.empty()) {
           typed = true;
           typed_reason = "compile_commands.json in " + db;
         }
       }
+  }
   if (typed) {
     cpp::ClangOptions co;
     co.compile_db_dir = opts.compile_db;
@@ -785,14 +789,13 @@ LintResult analyse_cached(std::vector<std::unique_ptr<SourceFile>> files, std::v
   // what the typed path reads besides the files: the compile databases found above C++ files
   {
     std::set<std::string> dbs;
-    std::error_code ec;
+    cpp::CompileDbFinder finder;
     for (auto& f : files)
-      if (is_cpp_source(f->path()))
-        for (fs::path p = fs::absolute(f->path(), ec).parent_path(); !p.empty(); p = p.parent_path()) {
-          for (const char* n : {"compile_commands.json", "compile_flags.txt"})
-            if (fs::is_regular_file(p / n, ec)) dbs.insert((p / n).string());
-          if (p == p.root_path()) break;
-        }
+      if (is_cpp_source(f->path())) {
+        const auto& found = finder.near(f->path());
+        if (!found.commands_dir.empty()) dbs.insert((fs::path(found.commands_dir) / "compile_commands.json").string());
+        if (!found.flags_dir.empty()) dbs.insert((fs::path(found.flags_dir) / "compile_flags.txt").string());
+      }
     if (!opts.compile_db.empty()) dbs.insert((fs::path(opts.compile_db) / "compile_commands.json").string());
     for (auto& p : dbs) {
       std::ifstream in(p, std::ios::binary);
