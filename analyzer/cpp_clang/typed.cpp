@@ -538,6 +538,8 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
     if (fs::is_regular_file(pch, ec)) {
       pch_of[key] = pch.string();
       res.pch_reused = true;
+      // a use: the cache's pruning removes the headers used least recently first
+      fs::last_write_time(pch, fs::file_time_type::clock::now(), ec);
       continue;
     }
     fs::create_directories(pch_dir, ec);

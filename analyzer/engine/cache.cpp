@@ -318,16 +318,36 @@ void DiskCache::prune() {
   std::vector<E> all;
   uintmax_t total = 0;
   std::error_code ec;
-  for (const char* sub : {"trees", "runs"}) {
+  // clang/: the typed C++ path's precompiled headers (torch-*.pch, each with the .hpp it was built
+  // from, which Clang checks when it reads the header: the pair goes together). The typed path
+  // touches a header each time it reuses one, so their times are last uses too. The newest is
+  // never removed here: a bound smaller than one header would otherwise rebuild it every run.
+  fs::path newest_pch;
+  fs::file_time_type newest_pch_t{};
+  for (const char* sub : {"trees", "runs", "clang"}) {
+    ec.clear();
     for (fs::directory_iterator it(dir_ / sub, ec), end; !ec && it != end; it.increment(ec)) {
       std::error_code e2;
       if (!it->is_regular_file(e2)) continue;
       uintmax_t sz = it->file_size(e2);
       auto t = it->last_write_time(e2);
       if (e2) continue;
-      // a temporary file an interrupted run left behind, over a minute old
+      bool clang = std::string_view(sub) == "clang";
+      if (clang && it->path().extension() == ".hpp") continue;  // counted with its .pch
+      if (clang && it->path().extension() == ".pch") {
+        fs::path src = it->path();
+        src += ".hpp";
+        uintmax_t src_size = fs::file_size(src, e2);
+        if (!e2) sz += src_size;
+        if (newest_pch.empty() || t > newest_pch_t) {
+          newest_pch = it->path();
+          newest_pch_t = t;
+        }
+      }
+      // a temporary file an interrupted run left behind, over a minute old (a header being
+      // precompiled by a concurrent run takes longer: ten)
       if (it->path().filename().string().find(".tmp") != std::string::npos &&
-          t < fs::file_time_type::clock::now() - std::chrono::minutes(1)) {
+          t < fs::file_time_type::clock::now() - (clang ? std::chrono::minutes(10) : std::chrono::minutes(1))) {
         fs::remove(it->path(), e2);
         continue;
       }
@@ -340,8 +360,16 @@ void DiskCache::prune() {
   uintmax_t goal = max_bytes_ / 10 * 8;  // some room, so that every run does not prune
   for (auto& e : all) {
     if (total <= goal) break;
+    if (e.p == newest_pch) continue;
     std::error_code e2;
-    if (fs::remove(e.p, e2)) total -= e.size;
+    if (fs::remove(e.p, e2)) {
+      total -= e.size;
+      if (e.p.extension() == ".pch") {
+        fs::path src = e.p;
+        src += ".hpp";
+        fs::remove(src, e2);
+      }
+    }
   }
 }
 

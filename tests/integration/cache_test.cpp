@@ -285,4 +285,34 @@ TEST(CacheStore, PruningKeepsTheCacheWithinItsBound) {
   EXPECT_TRUE(c->load(src));
 }
 
+TEST(CacheStore, PruningCountsPrecompiledHeadersAndKeepsTheNewest) {
+  TempDir t;
+  std::string err;
+  auto c = tl::cache::DiskCache::open(t.path / "c", 64 * 1024, &err);
+  ASSERT_TRUE(c) << err;
+  const auto clang = t.path / "c" / "clang";
+  const auto now = fs::file_time_type::clock::now();
+  // three headers of 40 KB (each with its source), used an hour ago, a minute ago and now
+  int age_minutes[] = {60, 1, 0};
+  for (int i = 0; i < 3; ++i) {
+    auto pch = clang / ("torch-" + std::to_string(i) + ".pch");
+    write_file(pch, std::string(40 * 1024, 'p'));
+    write_file(clang / ("torch-" + std::to_string(i) + ".pch.hpp"), "#include <torch/torch.h>\n");
+    fs::last_write_time(pch, now - std::chrono::minutes(age_minutes[i]));
+  }
+  c->prune();
+  // over the bound: the oldest two go with their sources; the newest stays though it alone is
+  // most of the bound
+  EXPECT_FALSE(fs::exists(clang / "torch-0.pch"));
+  EXPECT_FALSE(fs::exists(clang / "torch-0.pch.hpp"));
+  EXPECT_FALSE(fs::exists(clang / "torch-1.pch"));
+  EXPECT_TRUE(fs::exists(clang / "torch-2.pch"));
+  EXPECT_TRUE(fs::exists(clang / "torch-2.pch.hpp"));
+  // a bound smaller than one header still keeps the newest
+  auto tiny = tl::cache::DiskCache::open(t.path / "c", 1024, &err);
+  ASSERT_TRUE(tiny) << err;
+  tiny->prune();
+  EXPECT_TRUE(fs::exists(clang / "torch-2.pch"));
+}
+
 }  // namespace
