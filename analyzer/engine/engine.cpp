@@ -446,6 +446,83 @@ std::vector<BaselineEntry> baseline_entries(const LintResult& res) {
 
 namespace {
 
+// ---- what the Python and C++ halves of a run share
+
+// The path per-file-ignores match: relative to the folder of the file's configuration (its name
+// alone when it lies outside that folder), else its project path.
+std::string rel_to_config(const FileInfo& fi) {
+  if (!fi.config || fi.config->dir.empty() || fi.abs_path.empty()) return fi.project_path;
+  fs::path r = fs::path(fi.abs_path).lexically_relative(fi.config->dir);
+  if (r.empty() || r.native().rfind("..", 0) == 0) return fs::path(fi.abs_path).filename().generic_string();
+  return r.generic_string();
+}
+
+bool has_check(const RuleEntry& r, Language lang) { return lang == Language::Python ? r.python != nullptr : r.cpp != nullptr; }
+
+// The rules whose `lang` checks a run calls: those on in the configuration of any reported file
+// (each file's own configuration filters their findings afterwards). `any_tl001`: TL001, which
+// judges the suppressions after the checks, is on somewhere.
+struct RunRules {
+  std::vector<const RuleEntry*> checks;
+  bool any_tl001 = false;
+};
+RunRules run_rules(const LintOptions& opts, const ConfigSet& cs, const std::vector<FileInfo>& infos,
+                   const std::vector<bool>& target, Language lang) {
+  std::set<const Config*> configs;
+  for (size_t i = 0; i < target.size(); ++i)
+    if (target[i] || opts.report_context) configs.insert(infos[i].config);
+  RunRules out;
+  for (auto& r : registry()) {
+    bool on = false;
+    for (auto* c : configs) on = on || rule_enabled_for(opts, c ? *c : cs.defaults(), "", r.code, r.slug);
+    if (!on) continue;
+    if (has_check(r, lang)) out.checks.push_back(&r);
+    if (r.code == "TL001") out.any_tl001 = true;
+  }
+  return out;
+}
+
+// One reported file's findings under its configuration: the rules it turns off dropped (and,
+// with `only_correctness`, a test module's, all but TL4xx: docs/concepts.md "Test modules"), its
+// severities applied, what its suppressions silence removed, and TL001 added for each suppression
+// that silences nothing among the rules judged in `lang` (`sups` records which were used).
+std::vector<Finding> file_findings(const LintOptions& opts, const Config& c, const FileInfo& fi, const SourceFile& src,
+                                   std::vector<Suppression>& sups, std::vector<Finding> in, bool any_tl001,
+                                   Language lang, bool only_correctness) {
+  std::string rel = rel_to_config(fi);
+  std::unordered_map<std::string, bool> enabled;
+  auto on = [&](const std::string& code) {
+    auto it = enabled.find(code);
+    if (it != enabled.end()) return it->second;
+    const RuleInfo* r = find_rule(code);
+    bool v = r && rule_enabled_for(opts, c, rel, r->code, r->slug);
+    enabled[code] = v;
+    return v;
+  };
+  auto severity = [&](Finding& f) {
+    if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
+  };
+  std::vector<Finding> out;
+  for (auto& f : in) {
+    if (!on(f.code)) continue;
+    if (only_correctness && f.code.rfind("TL4", 0) != 0) continue;
+    severity(f);
+    if (apply_suppressions(sups, f)) continue;
+    out.push_back(std::move(f));
+  }
+  if (any_tl001 && on("TL001")) {
+    auto judged = [&](const std::string& code) {
+      const RuleEntry* r = find_rule(code);
+      return r && has_check(*r, lang) && on(code);
+    };
+    for (auto& f : unused_suppressions(src, sups, judged)) {
+      severity(f);
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
 LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
                    const LintOptions& opts, std::shared_ptr<ConfigSet> cs) {
   LintResult res;
@@ -485,24 +562,8 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
   }
 
   // The rules to run: those enabled for any reported file's configuration.
-  auto rel_to_config = [&](const FileInfo& fi) -> std::string {
-    if (!fi.config || fi.config->dir.empty() || fi.abs_path.empty()) return fi.project_path;
-    fs::path r = fs::path(fi.abs_path).lexically_relative(fi.config->dir);
-    if (r.empty() || r.native().rfind("..", 0) == 0) return fs::path(fi.abs_path).filename().generic_string();
-    return r.generic_string();
-  };
-  std::set<const Config*> configs;
-  for (size_t i = 0; i < target.size(); ++i)
-    if (target[i] || opts.report_context) configs.insert(infos[i].config);
-  std::vector<const RuleEntry*> rules;
-  bool any_tl001 = false;
-  for (auto& r : registry()) {
-    bool on = false;
-    for (auto* c : configs) on = on || rule_enabled_for(opts, c ? *c : cs->defaults(), "", r.code, r.slug);
-    if (!on) continue;
-    if (r.python) rules.push_back(&r);
-    if (r.code == "TL001") any_tl001 = true;
-  }
+  const RunRules rr = run_rules(opts, *cs, infos, target, Language::Python);
+  const auto& rules = rr.checks;
 
   std::vector<std::vector<Finding>> per_module(mods.size());
   FactCache facts(mods.size());
@@ -530,40 +591,12 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
     size_t i = index_of.at(path);
     const py::Module* m = mod_of[i];
     const FileInfo& fi = infos[i];
-    const Config& c = fi.config ? *fi.config : cs->defaults();
-    std::string rel = rel_to_config(fi);
-    std::unordered_map<std::string, bool> enabled;
-    auto on = [&](const std::string& code) {
-      auto it = enabled.find(code);
-      if (it != enabled.end()) return it->second;
-      const RuleInfo* r = find_rule(code);
-      bool v = r && rule_enabled_for(opts, c, rel, r->code, r->slug);
-      enabled[code] = v;
-      return v;
-    };
     auto fit = by_path.find(path);
     std::vector<Finding> fs_in = fit == by_path.end() ? std::vector<Finding>{} : std::move(fit->second);
     std::vector<Suppression> sups = parse_python_suppressions(*m->src, comment_ranges(m->tree), canon_code);
-    auto& out = kept[pi];
-    for (auto& f : fs_in) {
-      if (!on(f.code)) continue;
-      // A test module is not a training program: only the correctness rules (TL4xx) report
-      // in it (docs/concepts.md "Test modules").
-      if (m->is_test && f.code.rfind("TL4", 0) != 0) continue;
-      if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
-      if (apply_suppressions(sups, f)) continue;
-      out.push_back(std::move(f));
-    }
-    if (any_tl001 && on("TL001")) {
-      auto judged = [&](const std::string& code) {
-        const RuleEntry* r = find_rule(code);
-        return r && r->python && on(code);
-      };
-      for (auto& f : unused_suppressions(*m->src, sups, judged)) {
-        if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
-        out.push_back(std::move(f));
-      }
-    }
+    // a test module is not a training program: only the correctness rules (TL4xx) report in it
+    kept[pi] = file_findings(opts, fi.config ? *fi.config : cs->defaults(), fi, *m->src, sups, std::move(fs_in),
+                             rr.any_tl001, Language::Python, m->is_test);
   };
   parallel_for(paths.size(), threads, post);
   for (auto& v : kept)
@@ -656,23 +689,12 @@ void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vect
     msg += "; the rest of the file was analysed";
     res.messages.push_back({FileMessage::Kind::Warning, tu.path, msg, tu.syntax_errors.front().first});
   }
-  std::set<const Config*> configs;
-  for (size_t i = 0; i < target.size(); ++i)
-    if (target[i] || opts.report_context) configs.insert(infos[i].config);
-  std::vector<const RuleEntry*> rules;
-  bool any_tl001 = false;
-  for (auto& r : registry()) {
-    bool on = false;
-    for (auto* c : configs) on = on || rule_enabled_for(opts, c ? *c : cs.defaults(), "", r.code, r.slug);
-    if (!on) continue;
-    if (r.cpp) rules.push_back(&r);
-    if (r.code == "TL001") any_tl001 = true;
-  }
+  const RunRules rr = run_rules(opts, cs, infos, target, Language::Cpp);
   std::vector<Finding> raw;
   for (auto& tu : model.translation_units()) {
     auto it = index_of.find(tu.path);
     if (it == index_of.end() || !(target[it->second] || opts.report_context)) continue;
-    for (auto* r : rules) {
+    for (auto* r : rr.checks) {
       cpp::RuleContext ctx(model, tu, *r, raw);
       r->cpp(ctx);
     }
@@ -684,35 +706,9 @@ void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vect
     if (!(target[i] || opts.report_context)) continue;
     const SourceFile& src = *files[i];
     const FileInfo& fi = infos[i];
-    const Config& c = fi.config ? *fi.config : cs.defaults();
-    std::string rel = fi.project_path;
-    if (fi.config && !fi.config->dir.empty() && !fi.abs_path.empty()) {
-      fs::path r = fs::path(fi.abs_path).lexically_relative(fi.config->dir);
-      rel = r.empty() || r.native().rfind("..", 0) == 0 ? fs::path(fi.abs_path).filename().generic_string()
-                                                        : r.generic_string();
-    }
-    auto on = [&](const std::string& code) {
-      const RuleInfo* r = find_rule(code);
-      return r && rule_enabled_for(opts, c, rel, r->code, r->slug);
-    };
     std::vector<Suppression> sups = parse_cpp_suppressions(src, canon_code);
-    std::vector<Finding> out;
-    for (auto& f : by_path[src.path()]) {
-      if (!on(f.code)) continue;
-      if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
-      if (apply_suppressions(sups, f)) continue;
-      out.push_back(std::move(f));
-    }
-    if (any_tl001 && on("TL001")) {
-      auto judged = [&](const std::string& code) {
-        const RuleEntry* r = find_rule(code);
-        return r && r->cpp && on(code);
-      };
-      for (auto& f : unused_suppressions(src, sups, judged)) {
-        if (auto sv = c.severity.find(f.code); sv != c.severity.end()) f.severity = sv->second;
-        out.push_back(std::move(f));
-      }
-    }
+    std::vector<Finding> out = file_findings(opts, fi.config ? *fi.config : cs.defaults(), fi, src, sups,
+                                             std::move(by_path[src.path()]), rr.any_tl001, Language::Cpp, false);
     // fingerprints: rule, project-relative path, scope, normalised statement, occurrence
     sort_and_dedupe(out);
     for (auto& f : out) {
