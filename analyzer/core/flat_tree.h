@@ -23,8 +23,11 @@ inline constexpr NodeId kNone = 0xFFFFFFFFu;
 template <class K, class F>
 struct Node {
   uint32_t start = 0, end = 0;  // byte offsets
-  NodeId parent = kNone, first_child = kNone, next_sibling = kNone;
-  NodeId subtree_end = 0;  // ids are pre-order: the subtree of n is [n, subtree_end)
+  NodeId parent = kNone;
+  // ids are pre-order: the subtree of n is [n, subtree_end), so its first child is n + 1 (when
+  // the subtree holds more than n) and its next sibling is subtree_end (when the parent's subtree
+  // goes on): Tree::first_child() / next_sibling() derive both, and a node costs 24 bytes, not 32
+  NodeId subtree_end = 0;
   K kind = K::Other;
   F field = F::None;  // the field this node fills in its parent
   uint8_t named = 0;
@@ -49,43 +52,48 @@ class Tree {
   K kind(NodeId n) const { return nodes_[n].kind; }
   bool is(NodeId n, K k) const { return n != kNone && nodes_[n].kind == k; }
   NodeId parent(NodeId n) const { return nodes_[n].parent; }
+  NodeId first_child(NodeId n) const { return n + 1 < nodes_[n].subtree_end ? n + 1 : kNone; }
+  NodeId next_sibling(NodeId n) const {
+    NodeId p = nodes_[n].parent, s = nodes_[n].subtree_end;
+    return p != kNone && s < nodes_[p].subtree_end ? s : kNone;
+  }
   std::string_view text(NodeId n) const { return src_->slice(nodes_[n].start, nodes_[n].end); }
 
   // First child filling `f`, or kNone.
   NodeId field(NodeId n, F f) const {
-    for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
+    for (NodeId c = first_child(n); c != kNone; c = next_sibling(c))
       if (nodes_[c].field == f) return c;
     return kNone;
   }
   // All children filling `f`.
   std::vector<NodeId> fields(NodeId n, F f) const {
     std::vector<NodeId> out;
-    for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
+    for (NodeId c = first_child(n); c != kNone; c = next_sibling(c))
       if (nodes_[c].field == f) out.push_back(c);
     return out;
   }
   // Named children (comments left out), in order.
   std::vector<NodeId> named_children(NodeId n) const {
     std::vector<NodeId> out;
-    for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
+    for (NodeId c = first_child(n); c != kNone; c = next_sibling(c))
       if (nodes_[c].named && nodes_[c].kind != K::Comment) out.push_back(c);
     return out;
   }
   NodeId first_named_child(NodeId n) const {
-    for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
+    for (NodeId c = first_child(n); c != kNone; c = next_sibling(c))
       if (nodes_[c].named && nodes_[c].kind != K::Comment) return c;
     return kNone;
   }
   template <class Fn>
   void for_each_child(NodeId n, Fn&& fn) const {
-    for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling) fn(c);
+    for (NodeId c = first_child(n); c != kNone; c = next_sibling(c)) fn(c);
   }
 
   // The operator token of a binary / unary / comparison / assignment node ("%", "and", "<<").
   std::string_view operator_text(NodeId n) const {
     NodeId op = field(n, F::Operator);
     if (op != kNone) return text(op);
-    for (NodeId c = nodes_[n].first_child; c != kNone; c = nodes_[c].next_sibling)
+    for (NodeId c = first_child(n); c != kNone; c = next_sibling(c))
       if (!nodes_[c].named) return text(c);
     return {};
   }
@@ -108,8 +116,8 @@ class Tree {
 };
 
 // A tree as bytes and back, for the on-disk cache: per node, in pre-order, its byte range, the end
-// of its subtree, its kind, field, named flag and grammar symbol (18 bytes); parent, first-child and
-// next-sibling links are rebuilt from the subtree ends on decoding. decode() checks every value
+// of its subtree, its kind, field, named flag and grammar symbol (18 bytes); parent links are
+// rebuilt from the subtree ends on decoding (children and siblings follow from them). decode() checks every value
 // against the source and the tree's shape and returns false on anything a tree never holds, so
 // that a damaged cache file is re-parsed rather than trusted.
 template <class K, class F>
@@ -149,7 +157,6 @@ struct TreeCodec {
     std::vector<Node<K, F>> nodes;
     nodes.reserve(count);
     std::vector<NodeId> open;       // ancestors of the node being read
-    std::vector<NodeId> last(count, kNone);
     for (uint32_t i = 0; i < count; ++i) {
       auto& n = nodes.emplace_back();
       uint16_t kind = 0, symbol = 0;  // the count check above guarantees the bytes
@@ -168,13 +175,7 @@ struct TreeCodec {
       n.symbol = symbol;
       while (!open.empty() && nodes[open.back()].subtree_end <= i) open.pop_back();
       if (open.empty() ? i != 0 : n.subtree_end > nodes[open.back()].subtree_end) return false;  // one root, nested
-      if (!open.empty()) {
-        NodeId p = open.back();
-        n.parent = p;
-        if (last[p] == kNone) nodes[p].first_child = i;
-        else nodes[last[p]].next_sibling = i;
-        last[p] = i;
-      }
+      if (!open.empty()) n.parent = open.back();
       open.push_back(i);
     }
     std::vector<std::pair<uint32_t, std::string>> errors;

@@ -113,8 +113,7 @@ struct TreeAccess {
   // itself is not copied: its children are appended to the children of node 0.
   static void walk(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g, uint32_t offset, bool into_root) {
     CursorGuard cur(root);
-    std::vector<NodeId> stack;       // ancestors of the current node
-    std::vector<NodeId> last_child;  // last child seen for each stack entry
+    std::vector<NodeId> stack;  // ancestors of the current node
     auto add = [&](TSNode n, TSFieldId fid) {
       Node<K, F> nd;
       nd.start = offset + ts_node_start_byte(n);
@@ -126,15 +125,7 @@ struct TreeAccess {
       nd.named = ts_node_is_named(n);
       nd.field = fid < g.field_by_id.size() ? g.field_by_id[fid] : F::None;
       NodeId id = static_cast<NodeId>(t.nodes_.size());
-      if (!stack.empty()) {
-        NodeId p = stack.back();
-        nd.parent = p;
-        if (last_child.back() == kNone)
-          t.nodes_[p].first_child = id;
-        else
-          t.nodes_[last_child.back()].next_sibling = id;
-        last_child.back() = id;
-      }
+      if (!stack.empty()) nd.parent = stack.back();
       t.nodes_.push_back(nd);
       if (is_error)
         t.errors_.emplace_back(nd.start, "syntax error");
@@ -144,14 +135,10 @@ struct TreeAccess {
     };
     NodeId id = 0;
     if (into_root) {
-      NodeId last = kNone;
-      for (NodeId c = t.nodes_[0].first_child; c != kNone; c = t.nodes_[c].next_sibling) last = c;
       stack.push_back(0);
-      last_child.push_back(last);
     } else {
       id = add(ts_tree_cursor_current_node(&cur.c), 0);
       stack.push_back(id);
-      last_child.push_back(kNone);
     }
     if (!ts_tree_cursor_goto_first_child(&cur.c)) {
       t.nodes_[id].subtree_end = static_cast<NodeId>(t.nodes_.size());
@@ -162,7 +149,6 @@ struct TreeAccess {
       NodeId nid = add(n, ts_tree_cursor_current_field_id(&cur.c));
       if (ts_tree_cursor_goto_first_child(&cur.c)) {
         stack.push_back(nid);
-        last_child.push_back(kNone);
         continue;
       }
       t.nodes_[nid].subtree_end = nid + 1;
@@ -177,7 +163,6 @@ struct TreeAccess {
         }
         t.nodes_[stack.back()].subtree_end = static_cast<NodeId>(t.nodes_.size());
         stack.pop_back();
-        last_child.pop_back();
       }
     }
   }

@@ -394,7 +394,7 @@ struct Builder {
 
   void collect_decls(uint32_t tu, NodeId n, const std::string& ns, int32_t cls) {
     const Tree& t = trees[tu];
-    for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) {
+    for (NodeId c = t.first_child(n); c != kNone; c = t.next_sibling(c)) {
       switch (t.kind(c)) {
         case K::NamespaceDefinition: {
           NodeId name = t.field(c, F::Name);
@@ -687,7 +687,7 @@ struct Builder {
     std::string type_text = ty != kNone ? std::string(t.text(ty)) : "";
     bool is_auto = t.is(ty, K::PlaceholderTypeSpecifier) || type_text == "auto";
     Type declared = is_auto ? Type{} : type_of_name(cx.tu, type_text);
-    for (NodeId c = t[d].first_child; c != kNone; c = t[c].next_sibling) {
+    for (NodeId c = t.first_child(d); c != kNone; c = t.next_sibling(c)) {
       if (t[c].field != F::Declarator) continue;
       NodeId value = kNone;
       NodeId inner = c;
@@ -1001,7 +1001,7 @@ struct Builder {
         Ctx in = cx;
         in.block_end = t[n].end;
         size_t usings = local_usings.size();
-        for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) walk(in, c);
+        for (NodeId c = t.first_child(n); c != kNone; c = t.next_sibling(c)) walk(in, c);
         local_usings.erase(local_usings.begin() + static_cast<ptrdiff_t>(usings), local_usings.end());
         return;
       }
@@ -1014,7 +1014,7 @@ struct Builder {
       case K::ExpressionStatement: case K::ReturnStatement: {
         Ctx in = cx;
         set_stmt(in, n, t[n].end);
-        for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) walk(in, c);
+        for (NodeId c = t.first_child(n); c != kNone; c = t.next_sibling(c)) walk(in, c);
         return;
       }
       case K::Declaration: {
@@ -1133,7 +1133,7 @@ struct Builder {
         return;  // nested definitions are collected separately
       default: break;
     }
-    for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) walk(cx, c);
+    for (NodeId c = t.first_child(n); c != kNone; c = t.next_sibling(c)) walk(cx, c);
   }
 
   void walk_function(uint32_t fid) {
@@ -1169,7 +1169,7 @@ struct Builder {
 
   void walk_namespace_scope(uint32_t tu, NodeId n) {
     const Tree& t = trees[tu];
-    for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) {
+    for (NodeId c = t.first_child(n); c != kNone; c = t.next_sibling(c)) {
       if (t.is(c, K::Declaration)) {
         Ctx cx;
         cx.tu = tu;
@@ -1555,7 +1555,7 @@ struct Builder {
         returns.push_back(t.first_named_child(x));
         continue;
       }
-      for (NodeId ch = t[x].first_child; ch != kNone; ch = t[ch].next_sibling) stack.push_back(ch);
+      for (NodeId ch = t.first_child(x); ch != kNone; ch = t.next_sibling(ch)) stack.push_back(ch);
     }
     bool host = !returns.empty();
     for (NodeId r : returns) {

@@ -44,6 +44,7 @@ enum class F : uint8_t {
 };
 
 using Node = flat::Node<K, F>;
+static_assert(sizeof(Node) == 24, "a node is 24 bytes: the trees of a run are most of its memory");
 
 class Tree : public flat::Tree<K, F> {
  public:

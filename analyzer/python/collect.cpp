@@ -80,7 +80,7 @@ struct Collector {
   }
 
   void visit_children(NodeId n) {
-    for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) visit(c);
+    for (NodeId c = t.first_child(n); c != kNone; c = t.next_sibling(c)) visit(c);
   }
 
   void params_of(Function* f, NodeId params) {
@@ -177,7 +177,7 @@ struct Collector {
   }
 
   void prescan_globals(NodeId n, Function* f) {
-    for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling) {
+    for (NodeId c = t.first_child(n); c != kNone; c = t.next_sibling(c)) {
       K k = t.kind(c);
       if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) continue;
       if (k == K::GlobalStatement) {

@@ -43,7 +43,7 @@ void collect_assigned_names(const Tree& t, NodeId n, std::unordered_set<std::str
       default: break;
     }
     if (d > 1000) continue;
-    for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling) stack.emplace_back(c, d + 1);
+    for (NodeId c = t.first_child(x); c != kNone; c = t.next_sibling(c)) stack.emplace_back(c, d + 1);
   }
 }
 
@@ -116,7 +116,7 @@ bool is_varying_expr(const GuardContext& g, NodeId cond) {
       default: break;
     }
     if (d > 400) continue;
-    for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+    for (NodeId c = t.first_child(x); c != kNone; c = t.next_sibling(c))
       if (t[c].named) stack.emplace_back(c, d + 1);
   }
   return false;
@@ -131,7 +131,7 @@ bool has_modulo(const Tree& t, NodeId n) {
     NodeId x = stack.back();
     stack.pop_back();
     if (t.is(x, K::BinaryOperator) && t.operator_text(x) == "%") return true;
-    for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+    for (NodeId c = t.first_child(x); c != kNone; c = t.next_sibling(c))
       if (t[c].named) stack.push_back(c);
   }
   return false;
@@ -139,7 +139,7 @@ bool has_modulo(const Tree& t, NodeId n) {
 
 NodeId last_statement(const Tree& t, NodeId block) {
   NodeId last = kNone;
-  for (NodeId c = t[block].first_child; c != kNone; c = t[c].next_sibling)
+  for (NodeId c = t.first_child(block); c != kNone; c = t.next_sibling(c))
     if (t[c].named && !t.is(c, K::Comment)) last = c;
   return last;
 }
@@ -147,7 +147,7 @@ NodeId last_statement(const Tree& t, NodeId block) {
 // `if <cond>: ... continue` (or `return` in a function body) before `child` in `block`.
 bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
   const Tree& t = g.mod->tree;
-  for (NodeId s = t[block].first_child; s != kNone && s != child; s = t[s].next_sibling) {
+  for (NodeId s = t.first_child(block); s != kNone && s != child; s = t.next_sibling(s)) {
     if (!t.is(s, K::IfStatement)) continue;
     NodeId cons = t.field(s, F::Consequence);
     if (cons == kNone) continue;

@@ -843,7 +843,7 @@ std::vector<std::string> ProgramModel::origins(const Module& m, NodeId expr, uin
             for (auto& o : origins(*r.fn->mod, rv)) out.push_back(o);
           continue;
         }
-        for (NodeId ch = ft[x].first_child; ch != kNone; ch = ft[ch].next_sibling)
+        for (NodeId ch = ft.first_child(x); ch != kNone; ch = ft.next_sibling(ch))
           if (ft[ch].named) stack.push_back(ch);
       }
       --g_origins_depth;
@@ -912,7 +912,7 @@ void ProgramModel::tuple_element_origins(const Module& m, NodeId assign, std::st
       }
       continue;
     }
-    for (NodeId ch = ft[x].first_child; ch != kNone; ch = ft[ch].next_sibling)
+    for (NodeId ch = ft.first_child(x); ch != kNone; ch = ft.next_sibling(ch))
       if (ft[ch].named) stack.push_back(ch);
   }
 }

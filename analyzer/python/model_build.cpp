@@ -327,7 +327,7 @@ struct ModelBuilder {
         if (o != kNone) stack.push_back(o);
         continue;
       }
-      for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+      for (NodeId c = t.first_child(x); c != kNone; c = t.next_sibling(c))
         if (t[c].named) stack.push_back(c);
     }
     return false;
@@ -404,7 +404,7 @@ struct ModelBuilder {
               device_fns_of[mi].push_back(f.get());
             continue;
           }
-          for (NodeId c = m.tree[x].first_child; c != kNone; c = m.tree[c].next_sibling)
+          for (NodeId c = m.tree.first_child(x); c != kNone; c = m.tree.next_sibling(c))
             if (m.tree[c].named) stack.push_back(c);
         }
       }
@@ -883,7 +883,7 @@ struct ModelBuilder {
               if (Function* f = pm.resolve_function(m, x)) add_root(f, "the transform `" + std::string(f->name) + "`");
               continue;
             }
-            for (NodeId ch = t[x].first_child; ch != kNone; ch = t[ch].next_sibling)
+            for (NodeId ch = t.first_child(x); ch != kNone; ch = t.next_sibling(ch))
               if (t[ch].named) stack.push_back(ch);
           }
         }

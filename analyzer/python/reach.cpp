@@ -213,7 +213,7 @@ struct ProgramReach {
     for (auto& c : m.classes) {
       NodeId dd = m.tree.parent(c->def);
       if (dd == kNone || !m.tree.is(dd, K::DecoratedDefinition)) continue;
-      for (NodeId d = m.tree[dd].first_child; d != kNone; d = m.tree[d].next_sibling) {
+      for (NodeId d = m.tree.first_child(dd); d != kNone; d = m.tree.next_sibling(d)) {
         if (!m.tree.is(d, K::Decorator)) continue;
         NodeId e = m.tree.first_named_child(d);
         if (e != kNone && m.tree.is(e, K::Call)) e = m.tree.field(e, F::Function);
@@ -249,7 +249,7 @@ struct ProgramReach {
         }
       }
       // statements only: an `if` statement is never inside an expression
-      for (NodeId c = t[n].first_child; c != kNone; c = t[c].next_sibling)
+      for (NodeId c = t.first_child(n); c != kNone; c = t.next_sibling(c))
         if (t[c].named && t[c].subtree_end - c > 1) stack.push_back(c);
     }
     return out;

@@ -39,7 +39,7 @@ bool mentions_accelerator(const Tree& t, NodeId v) {
           s.find("current_device") != std::string_view::npos)
         return true;
     }
-    for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+    for (NodeId c = t.first_child(x); c != kNone; c = t.next_sibling(c))
       if (t[c].named) stack.push_back(c);
   }
   return false;
@@ -103,7 +103,7 @@ bool ProgramModel::inside_with(const Module& m, NodeId n, std::initializer_list<
               if (c->qname == q) return true;
         continue;
       }
-      for (NodeId c = t[x].first_child; c != kNone; c = t[c].next_sibling)
+      for (NodeId c = t.first_child(x); c != kNone; c = t.next_sibling(c))
         if (t[c].named) stack.push_back(c);
     }
   }
@@ -208,7 +208,7 @@ bool ProgramModel::on_accelerator(const Module& m, NodeId expr, int depth) const
         }
         if (k != K::Block && k != K::Module) continue;
         std::vector<NodeId> before;
-        for (NodeId s = t[p].first_child; s != kNone && s != cur; s = t[s].next_sibling)
+        for (NodeId s = t.first_child(p); s != kNone && s != cur; s = t.next_sibling(s))
           if (t[s].named) before.push_back(s);
         for (auto bi = before.rbegin(); bi != before.rend(); ++bi) {
           NodeId s = *bi;

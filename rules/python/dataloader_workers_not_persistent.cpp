@@ -84,7 +84,7 @@ void bound_names(const RuleContext& ctx, const py::Module& m, py::NodeId value, 
           if (xp != py::kNone && (t.is(xp, py::K::ReturnStatement) || t.is(t.parent(xp), py::K::ReturnStatement)))
             bound_names(ctx, m, x, out, depth + 1);
         }
-        for (py::NodeId c = t[x].first_child; c != py::kNone; c = t[c].next_sibling)
+        for (py::NodeId c = t.first_child(x); c != py::kNone; c = t.next_sibling(c))
           if (t[c].named) stack.push_back(c);
       }
     }

@@ -50,7 +50,7 @@ void check_dataparallel_state_dict(RuleContext& ctx) {
         }
       }
       if (t.is(x, py::K::Lambda)) continue;
-      for (py::NodeId ch = t[x].first_child; ch != py::kNone; ch = t[ch].next_sibling)
+      for (py::NodeId ch = t.first_child(x); ch != py::kNone; ch = t.next_sibling(ch))
         if (t[ch].named) stack.push_back(ch);
     }
   }

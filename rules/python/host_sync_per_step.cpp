@@ -58,7 +58,7 @@ bool formats_tensor(const RuleContext& ctx, py::NodeId v) {
 py::NodeId formatted_tensor(const RuleContext& ctx, py::NodeId n) {
   const auto& t = ctx.tree;
   if (t.is(n, py::K::String)) {
-    for (py::NodeId ch = t[n].first_child; ch != py::kNone; ch = t[ch].next_sibling) {
+    for (py::NodeId ch = t.first_child(n); ch != py::kNone; ch = t.next_sibling(ch)) {
       if (t.type_name(ch) != "interpolation") continue;
       py::NodeId e = t.first_named_child(ch);
       if (formats_tensor(ctx, e)) return e;
@@ -122,7 +122,7 @@ std::string sync_of(const RuleContext& ctx, const py::Call& c) {
             if (e != py::kNone && ctx.model.type_of(ctx.mod, e) == TypeKind::Tensor) return "print(<tensor>)";
             continue;
           }
-          for (py::NodeId ch = t[x].first_child; ch != py::kNone; ch = t[ch].next_sibling)
+          for (py::NodeId ch = t.first_child(x); ch != py::kNone; ch = t.next_sibling(ch))
             if (t[ch].named) stack.push_back(ch);
         }
       }

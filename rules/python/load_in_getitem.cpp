@@ -30,7 +30,7 @@ bool reads_any(const py::Tree& t, py::NodeId n, const std::unordered_set<std::st
       std::string d = py::dotted_text(t, x);
       if (!d.empty() && tainted.count(d)) return true;
     }
-    for (py::NodeId c = t[x].first_child; c != py::kNone; c = t[c].next_sibling)
+    for (py::NodeId c = t.first_child(x); c != py::kNone; c = t.next_sibling(c))
       if (t[c].named) stack.push_back(c);
   }
   return false;
@@ -72,7 +72,7 @@ struct Analyzer {
             if (!d.empty() && tainted.insert(d).second) changed = true;
           }
         }
-        for (py::NodeId c = t[x].first_child; c != py::kNone; c = t[c].next_sibling)
+        for (py::NodeId c = t.first_child(x); c != py::kNone; c = t.next_sibling(c))
           if (t[c].named) stack.push_back(c);
       }
       if (!changed) break;

@@ -12,8 +12,8 @@ inline std::string tree_difference(const py::Tree& a, const py::Tree& b) {
   if (a.size() != b.size()) return "node counts " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
   for (py::NodeId n = 0; n < a.size(); ++n) {
     const py::Node &x = a[n], &y = b[n];
-    if (x.start != y.start || x.end != y.end || x.parent != y.parent || x.first_child != y.first_child ||
-        x.next_sibling != y.next_sibling || x.subtree_end != y.subtree_end || x.kind != y.kind || x.field != y.field ||
+    if (x.start != y.start || x.end != y.end || x.parent != y.parent || x.subtree_end != y.subtree_end ||
+        x.kind != y.kind || x.field != y.field ||
         x.named != y.named || x.symbol != y.symbol)
       return "node " + std::to_string(n) + " (" + std::string(a.type_name(n)) + " at byte " + std::to_string(x.start) +
              " vs " + std::string(b.type_name(n)) + " at byte " + std::to_string(y.start) + ")";
