@@ -552,9 +552,19 @@ ClangResult typed_facts(const std::vector<const SourceFile*>& files, const std::
       else ++k;
     }
     clang::tooling::FixedCompilationDatabase db(j.cmd.dir, std::vector<std::string>(args.begin() + 1, args.end()));
-    {  // on disk: the driver looks for its input there
-      std::ofstream out(src, std::ios::binary);
-      out << "#include <torch/torch.h>\n";
+    // On disk (the driver looks for its input there), created once with its whole content and
+    // never rewritten: Clang records the source's size and time in the header it builds and
+    // rejects the header when either changes, so a concurrent run rewriting it while another's
+    // build finishes last would leave a header no run can use. Written under a temporary name and
+    // hard-linked into place, which fails when another run was first (its file is the same).
+    if (!fs::exists(src, ec)) {
+      fs::path stmp = pch_dir / (std::string(name) + ".hpp." + std::to_string(getpid()) + ".tmp");
+      {
+        std::ofstream out(stmp, std::ios::binary);
+        out << "#include <torch/torch.h>\n";
+      }
+      if (::link(stmp.c_str(), src.c_str()) != 0 && !fs::exists(src, ec)) fs::rename(stmp, src, ec);
+      fs::remove(stmp, ec);
     }
     clang::tooling::ClangTool tool(db, {src.string()});
     tool.clearArgumentsAdjusters();
