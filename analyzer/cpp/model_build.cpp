@@ -1110,7 +1110,7 @@ struct Builder {
           }
         }
         // `std::tie(a, b) = ...`: a and b get values the analysis does not follow
-        if (t.is(l, K::CallExpression)) escape_names(cx, t.field(l, F::Arguments));
+        if (t.is(l, K::CallExpression)) escape_names(cx.tu, cx.fn, t.field(l, F::Arguments));
         return;
       }
       case K::UpdateExpression: {
@@ -1321,7 +1321,7 @@ struct Builder {
   std::vector<uint8_t> var_host, fn_host;           // memo: 0 unknown, 1 being decided, 2 host, 3 not
   bool loader_batches_on_host = true;               // no dataset or transform of the run places on CUDA
   static constexpr int kMaxHostDepth = 48;
-  mutable int host_depth = 0;
+  int host_depth = 0;
 
   static bool is_arithmetic_type(std::string_view written) {
     std::string w = strip_spaces(written);
@@ -1347,9 +1347,10 @@ struct Builder {
     return is_arithmetic_type(w);
   }
 
-  void escape_names(const Ctx& cx, NodeId args) {
+  // Every bare name among a call's arguments escapes: `std::tie(a, b)`, `std::swap(a, b)`.
+  void escape_names(uint32_t tu, int32_t fn, NodeId args) {
     if (args == kNone) return;
-    for (NodeId a : trees[cx.tu].named_children(args)) escape_names_in(cx.tu, cx.fn, a);
+    for (NodeId a : trees[tu].named_children(args)) escape_names_in(tu, fn, a);
   }
 
   void escape_names_in(uint32_t tu, int32_t fn, NodeId e) {
@@ -1573,10 +1574,7 @@ struct Builder {
     // there, and `std::swap(a, b)` exchanges two
     for (auto& c : m.calls_) {
       if ((c.callee == "std::swap" || c.callee == "swap" || c.method == "swap") && call_nodes[c.id] != kNone) {
-        Ctx cx;
-        cx.tu = c.tu;
-        cx.fn = c.function;
-        escape_names(cx, trees[c.tu].field(call_nodes[c.id], F::Arguments));
+        escape_names(c.tu, c.function, trees[c.tu].field(call_nodes[c.id], F::Arguments));
         if (!c.method.empty())  // a.swap(b)
           escape_names_in(c.tu, c.function, trees[c.tu].field(trees[c.tu].field(call_nodes[c.id], F::Function), F::Argument));
       }
