@@ -82,14 +82,33 @@ template <class K, class F>
 struct TreeAccess {
   // Fills `t` (empty) from a tree-sitter tree of `src`; a null tree (the parser gave up) becomes
   // one error.
-  static void build(Tree<K, F>& t, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g) {
+  // With `more_pieces` (the first piece of a file parsed in pieces: append_piece follows), room is
+  // reserved for the whole file's nodes. Otherwise the nodes are gathered in this thread's scratch
+  // array and copied into one of exactly their size: a tree's array is never over-allocated
+  // (estimating the count from the text's length over- or under-shot by half, and growing by
+  // doubling held both the old and the new array at once), and the scratch's pages, touched once,
+  // serve every file the thread converts.
+  static void build(Tree<K, F>& t, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g,
+                    bool more_pieces = false) {
     t.src_ = &src;
     if (!tree) {
       t.errors_.emplace_back(0, "the parser gave up on this file");
       return;
     }
-    t.nodes_.reserve(src.text().size() / 4 + 64);
+    if (more_pieces) {
+      t.nodes_.reserve(src.text().size() / 4 + 64);
+      walk(t, ts_tree_root_node(tree), g, 0, false);
+      return;
+    }
+    thread_local std::vector<Node<K, F>> scratch;
+    scratch.clear();
+    std::swap(t.nodes_, scratch);  // t.nodes_: the scratch's capacity; scratch: t's empty array
     walk(t, ts_tree_root_node(tree), g, 0, false);
+    scratch.assign(t.nodes_.begin(), t.nodes_.end());
+    std::swap(t.nodes_, scratch);
+    // one huge file's scratch is not kept for the rest of the run
+    constexpr size_t kKeep = size_t{1} << 20;
+    if (scratch.capacity() > kKeep) std::vector<Node<K, F>>().swap(scratch);
   }
   // Appends a tree-sitter tree of the piece of `t`'s source that starts at byte `offset`: the
   // children of its root go after the children of `t`'s root (built by `build` from the first

@@ -259,7 +259,7 @@ std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned t
       piece = parse(starts[k], starts[++next]);
     }
     if (!piece) return std::nullopt;  // the parser gave up: Tree::parse reports it for the whole file
-    if (k == 0) Access::build(t, src, piece.get(), grammar());
+    if (k == 0) Access::build(t, src, piece.get(), grammar(), n > 1);
     else Access::append_piece(t, piece.get(), static_cast<uint32_t>(starts[k]), grammar());
     piece.reset();
     {
