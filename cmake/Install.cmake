@@ -4,6 +4,7 @@
 #
 #   bin/trainlint
 #   lib/trainlint/libtrainlint_shim.so                     (${CMAKE_INSTALL_LIBDIR}/trainlint)
+#   lib/trainlint/trainlint-clang.so                       (the typed C++ path, loaded when used)
 #   share/trainlint/trainlint_boot/{__init__,sitecustomize,tlboot_*}.py
 #   share/doc/trainlint/{README.md,docs/,rules/}
 #
@@ -23,10 +24,15 @@ foreach(kind SHIM BOOT)
 endforeach()
 set_property(SOURCE ${PROJECT_SOURCE_DIR}/analyzer/runtime/launcher.cpp APPEND PROPERTY COMPILE_DEFINITIONS
   TRAINLINT_INSTALL_SHIM_DIR="${rel_SHIM}" TRAINLINT_INSTALL_BOOT_DIR="${rel_BOOT}")
+set_property(SOURCE ${PROJECT_SOURCE_DIR}/analyzer/cpp/typed_path.cpp APPEND PROPERTY COMPILE_DEFINITIONS
+  TRAINLINT_INSTALL_LIB_DIR="${rel_SHIM}")
 
 install(TARGETS trainlint RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 if(TARGET trainlint_shim)
   install(TARGETS trainlint_shim LIBRARY DESTINATION ${TRAINLINT_INSTALL_SHIM_DIR})
+endif()
+if(TARGET trainlint_clang)
+  install(TARGETS trainlint_clang LIBRARY DESTINATION ${TRAINLINT_INSTALL_SHIM_DIR})
 endif()
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/shim/python/trainlint_boot/ DESTINATION ${TRAINLINT_INSTALL_BOOT_DIR}
   FILES_MATCHING PATTERN "*.py" PATTERN "__pycache__" EXCLUDE)

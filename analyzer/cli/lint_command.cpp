@@ -30,7 +30,7 @@ std::string plural(size_t n, const char* one, const char* many) {
 
 void print_messages(const LintResult& res) {
   for (auto& m : res.messages) {
-    std::cerr << m.path;
+    std::cerr << (m.path.empty() ? std::string("trainlint") : m.path);  // a message about the run
     if (m.where) std::cerr << ":" << m.where->line << ":" << m.where->col;
     std::cerr << ": " << (m.kind == FileMessage::Kind::Error ? "error" : "warning") << ": " << m.message << "\n";
   }

@@ -24,9 +24,7 @@
 #include "analyzer/cpp/compile_db.h"
 #include "analyzer/cpp/model.h"
 #include "analyzer/engine/cache.h"
-#ifdef TRAINLINT_HAVE_CLANG
-#include "analyzer/cpp_clang/typed.h"
-#endif
+#include "analyzer/cpp/typed_path.h"
 #include "rules/cpp/rule_context.h"
 #include "rules/python/rule_context.h"
 #include "rules/registry.h"
@@ -646,13 +644,21 @@ void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vect
         }
       }
   }
+  const cpp::TypedPathModule* typed_module = nullptr;
   if (typed) {
+    std::string why;
+    typed_module = cpp::typed_path_module(&why);
+    if (!typed_module)
+      res.messages.push_back({FileMessage::Kind::Warning, "", why + "; C++ files were analysed by the fast path (" +
+                              typed_reason + " asks for the typed path)", std::nullopt});
+  }
+  if (typed_module) {
     cpp::ClangOptions co;
     co.compile_db_dir = opts.compile_db;
     co.pch_dir = opts.clang_pch_dir;
     co.threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
     auto typed_start = std::chrono::steady_clock::now();
-    cpp::ClangResult cr = cpp::typed_facts(ptrs, target, co);
+    cpp::ClangResult cr = typed_module->typed_facts(ptrs, target, co);
     std::unordered_set<std::string> targets;
     for (size_t i = 0; i < files.size(); ++i)
       if (target[i]) targets.insert(files[i]->path());

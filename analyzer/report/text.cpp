@@ -63,7 +63,9 @@ void write_text(std::ostream& out, std::ostream& err, const LintResult& res, con
   for (auto& m : res.messages) {
     // a position in an analysed notebook (a syntax error) is in its code cells; one in a notebook
     // that could not be read (invalid JSON) is in the .ipynb file itself
-    err << pal.bold() << (m.where ? location(m.path, *m.where, sources.find(m.path)) : m.path);
+    // a message about the run rather than a file (the typed C++ path missing) names the tool
+    err << pal.bold()
+        << (m.where ? location(m.path, *m.where, sources.find(m.path)) : m.path.empty() ? "trainlint" : m.path);
     err << ":" << pal.reset() << " " << pal.sev(m.kind == FileMessage::Kind::Error ? Severity::Error : Severity::Warning)
         << (m.kind == FileMessage::Kind::Error ? "error" : "warning") << ":" << pal.reset() << " " << m.message
         << "\n";

@@ -85,6 +85,18 @@ check_installed() {
   [ "$shim" = "$(realpath "$root")/$libdir/trainlint/libtrainlint_shim.so" ] ||
     fail "$what: the program got the shim $shim, not the installed one"
   grep -q "host-only" "$tmp/where-report.txt" && fail "$what: the report says host-only: $(cat "$tmp/where-report.txt")"
+
+  # the typed C++ path: the installed module, loaded by the installed binary (a file without
+  # LibTorch, so that Clang parses it in a moment and builds no precompiled header)
+  if [ -f "$build/trainlint-clang.so" ]; then
+    printf 'int main() { return 0; }\n' >"$work/hello.cpp"
+    TRAINLINT_TIMING=1 run_in_work "$bin" --clang --no-cache hello.cpp
+    [ "$rc" -eq 0 ] || fail "$what: \`trainlint --clang hello.cpp\` exited $rc: $err"
+    grep -q "analysed by the fast path" <<<"$err" && fail "$what: the typed path's module was not loaded: $err"
+    grep -q "C++ typed path (--clang): 1 files parsed by Clang" <<<"$err" ||
+      fail "$what: \`trainlint --clang hello.cpp\` did not take the typed path: $err"
+    rm -f "$work/hello.cpp"
+  fi
   return 0
 }
 
@@ -97,7 +109,9 @@ check_file_list() {
   local boot_modules
   boot_modules=$(cd "$src/shim/python/trainlint_boot" && ls -- *.py | sed 's|^|share/trainlint/trainlint_boot/|')
   [ "$(wc -l <<<"$boot_modules")" -ge 3 ] || fail "$what: the source tree's bootstrap has only: $boot_modules"
-  for f in bin/trainlint "$libdir/trainlint/libtrainlint_shim.so" $boot_modules \
+  local typed_module=
+  [ -f "$build/trainlint-clang.so" ] && typed_module="$libdir/trainlint/trainlint-clang.so"
+  for f in bin/trainlint "$libdir/trainlint/libtrainlint_shim.so" $typed_module $boot_modules \
     share/doc/trainlint/README.md share/doc/trainlint/docs/json-output.md \
     share/doc/trainlint/rules/TL101-gc-collect-per-step.md; do
     grep -qx "$f" <<<"$list" || fail "$what: $f is not installed"
@@ -162,19 +176,21 @@ deb)
   grep -Eq '^.+ <.+@.+>$' <<<"$(field Maintainer)" || fail "Maintainer: $(field Maintainer)"
   [ -n "$(field Description)" ] || fail "no Description"
   depends=$(field Depends)
-  # one dependency per shared library the binary and the shim link directly (their NEEDED
+  elves=("$build/trainlint" "$build/libtrainlint_shim.so")
+  [ -f "$build/trainlint-clang.so" ] && elves+=("$build/trainlint-clang.so")
+  # one dependency per shared library the binary, the shim and the typed path's module link directly (their NEEDED
   # entries, as dpkg-shlibdeps reads them; what those libraries need is their packages' concern),
   # each found where the installed binary finds it: the system's library path, not the build's
   # RUNPATH (the build links LLVM through /usr/lib/llvm-14/lib, which llvm-14-dev owns)
   while read -r lib; do
     path=$(ldconfig -p | awk -v l="$lib" '$1 == l && $NF ~ /^\// && !p {print $NF; p = 1}')
-    [ -n "$path" ] || path=$(ldd "$build/trainlint" "$build/libtrainlint_shim.so" | awk -v l="$lib" '$1 == l && $3 ~ /^\// && !p {print $3; p = 1}')
+    [ -n "$path" ] || path=$(ldd "${elves[@]}" | awk -v l="$lib" '$1 == l && $3 ~ /^\// && !p {print $3; p = 1}')
     # merged /usr: dpkg knows /usr/lib/... where ldconfig may say /lib/...
     pkg=$(dpkg -S "$path" 2>/dev/null || dpkg -S "/usr$path" 2>/dev/null || dpkg -S "$(realpath "$path")" 2>/dev/null || true)
     pkg=${pkg%%:*}
     [ -n "$pkg" ] || { fail "no package owns $path ($lib)"; continue; }
     tr ',' '\n' <<<"$depends" | sed 's/^ *//; s/ .*//' | grep -Fxq "$pkg" || fail "Depends ($depends) lacks $pkg, which provides $lib"
-  done < <(objdump -p "$build/trainlint" "$build/libtrainlint_shim.so" | awk '$1 == "NEEDED" {print $2}' | sort -u)
+  done < <(objdump -p "${elves[@]}" | awk '$1 == "NEEDED" {print $2}' | sort -u)
   grep -qi cuda <<<"$depends" && fail "Depends names CUDA: $depends"
 
   list=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ {print $6}' | sed 's|^\./usr/||' | sort)

@@ -49,13 +49,14 @@ struct CliResult {
 };
 
 // Runs the trainlint binary with `args` (already shell-quoted where needed), standard input read
-// from the file `stdin_path`.
+// from the file `stdin_path`; `env`: variable assignments for the shell to put before the command
+// ("NAME='value' ").
 inline CliResult run_cli(const std::string& args, const std::string& cwd = source_dir(),
-                         const std::string& stdin_path = "/dev/null") {
+                         const std::string& stdin_path = "/dev/null", const std::string& env = "") {
   TempDir t;
   std::string outp = (t.path / "out").string(), errp = (t.path / "err").string();
   std::string cmd =
-      "cd '" + cwd + "' && '" + binary() + "' " + args + " >'" + outp + "' 2>'" + errp + "' <'" + stdin_path + "'";
+      "cd '" + cwd + "' && " + env + "'" + binary() + "' " + args + " >'" + outp + "' 2>'" + errp + "' <'" + stdin_path + "'";
   int status = std::system(cmd.c_str());
   CliResult r;
   r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
