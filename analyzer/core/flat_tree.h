@@ -3,7 +3,9 @@
 // names `F`. One cursor walk (analyzer/core/flat_tree_build.h) converts the tree into flat arrays
 // with O(1) parent / first-child / next-sibling links, so that analysis never pays tree-sitter's
 // O(n) sibling lookups and never holds a tree-sitter handle: this header names no tree-sitter type.
-// `K` has `Other`, `Error` and `Comment`; `F` has `None` and `Operator`.
+// `K` has `Other`, `Error` and `Comment`; `F` has `None` and `Operator`. A front end may leave
+// punctuation tokens out (flat::Grammar's `drop`: the Python tree has no `(`, `,`, `.`, `:`...
+// nodes); their bytes stay in the source text.
 #pragma once
 #include <bit>
 #include <cstdint>

@@ -37,16 +37,24 @@ struct Grammar {
   const TSLanguage* lang = nullptr;
   std::vector<K> kind_by_symbol;
   std::vector<F> field_by_id;
+  std::vector<char> dropped;  // by symbol: anonymous tokens left out of the tree
 
-  Grammar(const TSLanguage* language, std::span<const Named<K>> kinds, std::span<const Named<F>> fields)
+  // `drop`: anonymous tokens (punctuation) the front end never reads as nodes; a leaf of such a
+  // symbol is not copied into the tree (its bytes stay in the source text).
+  Grammar(const TSLanguage* language, std::span<const Named<K>> kinds, std::span<const Named<F>> fields,
+          std::span<const char* const> drop = {})
       : lang(language) {
     uint32_t n = ts_language_symbol_count(lang);
     kind_by_symbol.assign(n + 1, K::Other);
+    dropped.assign(n + 1, 0);
     std::unordered_map<std::string, K> by_name;
     for (auto& kn : kinds) by_name[kn.name] = kn.value;
     for (uint32_t s = 0; s < n; ++s) {
       const char* name = ts_language_symbol_name(lang, static_cast<TSSymbol>(s));
       TSSymbolType t = ts_language_symbol_type(lang, static_cast<TSSymbol>(s));
+      if (name && t == TSSymbolTypeAnonymous)
+        for (const char* d : drop)
+          if (std::string_view(name) == d) dropped[s] = 1;
       if (!name || t != TSSymbolTypeRegular) continue;
       if (auto it = by_name.find(name); it != by_name.end()) kind_by_symbol[s] = it->second;
     }
@@ -165,12 +173,18 @@ struct TreeAccess {
     }
     for (;;) {
       TSNode n = ts_tree_cursor_current_node(&cur.c);
-      NodeId nid = add(n, ts_tree_cursor_current_field_id(&cur.c));
-      if (ts_tree_cursor_goto_first_child(&cur.c)) {
-        stack.push_back(nid);
-        continue;
+      TSSymbol sym = ts_node_symbol(n);
+      if (sym < g.dropped.size() && g.dropped[sym] && ts_node_child_count(n) == 0) {
+        // a dropped token: no node, but a missing one is still a syntax error
+        if (ts_node_is_missing(n)) t.errors_.emplace_back(offset + ts_node_start_byte(n), std::string("missing '") + ts_node_type(n) + "'");
+      } else {
+        NodeId nid = add(n, ts_tree_cursor_current_field_id(&cur.c));
+        if (ts_tree_cursor_goto_first_child(&cur.c)) {
+          stack.push_back(nid);
+          continue;
+        }
+        t.nodes_[nid].subtree_end = nid + 1;
       }
-      t.nodes_[nid].subtree_end = nid + 1;
       while (!ts_tree_cursor_goto_next_sibling(&cur.c)) {
         if (!ts_tree_cursor_goto_parent(&cur.c)) {
           // Back at the root.

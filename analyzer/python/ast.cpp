@@ -73,8 +73,14 @@ using Grammar = flat::Grammar<K, F>;
 using Access = flat::TreeAccess<K, F>;
 using flat::TreeHandle;
 
+// Punctuation the analysis never reads as nodes: 30% of a typical tree's nodes (825,000 of
+// 2.74 million on Debian's torch package). Their bytes stay in the source text, where the few
+// edits that need them (the commas of an argument list, rules/python/fix_edits.cpp) look.
+// Operators and keywords (`%`, `is not`, `+=`, `not`, `:=`) stay: rules read them.
+constexpr const char* kDroppedTokens[] = {",", "(", ")", "[", "]", "{", "}", ".", ":", "=", ";"};
+
 const Grammar& grammar() {
-  static const Grammar g(tree_sitter_python(), kKindNames, kFieldNames);
+  static const Grammar g(tree_sitter_python(), kKindNames, kFieldNames, kDroppedTokens);
   return g;
 }
 
