@@ -28,12 +28,13 @@ struct Node {
   NodeId parent = kNone;
   // ids are pre-order: the subtree of n is [n, subtree_end), so its first child is n + 1 (when
   // the subtree holds more than n) and its next sibling is subtree_end (when the parent's subtree
-  // goes on): Tree::first_child() / next_sibling() derive both, and a node costs 24 bytes, not 32
+  // goes on): Tree::first_child() / next_sibling() derive both
   NodeId subtree_end = 0;
-  K kind = K::Other;
-  F field = F::None;  // the field this node fills in its parent
-  uint8_t named = 0;
   uint16_t symbol = 0;  // the grammar's symbol, for anonymous tokens such as '%' or 'and'
+  K kind = K::Other;    // one byte (both front ends' kinds fit)
+  F field : 7 = F::None;  // the field this node fills in its parent
+  uint8_t named : 1 = 0;
+  // 20 bytes (static_assert in each front end's header): the trees are most of a run's memory
 };
 
 template <class K, class F>
@@ -167,10 +168,11 @@ struct TreeCodec {
       get32(in, pos, n.subtree_end);
       get16(in, pos, kind);
       uint8_t field = static_cast<uint8_t>(in[pos++]);
-      n.named = static_cast<uint8_t>(in[pos++]);
+      uint8_t named = static_cast<uint8_t>(in[pos++]);
       get16(in, pos, symbol);
-      if (kind >= static_cast<uint16_t>(K::kCount) || field >= static_cast<uint8_t>(F::kCount) || n.named > 1)
+      if (kind >= static_cast<uint16_t>(K::kCount) || field >= static_cast<uint8_t>(F::kCount) || named > 1)
         return false;
+      n.named = named;
       if (n.start > n.end || n.end > size || n.subtree_end <= i || n.subtree_end > count) return false;
       n.kind = static_cast<K>(kind);
       n.field = static_cast<F>(field);

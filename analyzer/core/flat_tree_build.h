@@ -114,8 +114,9 @@ struct TreeAccess {
     walk(t, ts_tree_root_node(tree), g, 0, false);
     scratch.assign(t.nodes_.begin(), t.nodes_.end());
     std::swap(t.nodes_, scratch);
-    // one huge file's scratch is not kept for the rest of the run
-    constexpr size_t kKeep = size_t{1} << 20;
+    // a large file's scratch is not kept for the rest of the run (64K nodes: 1.5 MB; most files
+    // have fewer, so the pages are reused)
+    constexpr size_t kKeep = size_t{1} << 16;
     if (scratch.capacity() > kKeep) std::vector<Node<K, F>>().swap(scratch);
   }
   // Appends a tree-sitter tree of the piece of `t`'s source that starts at byte `offset`: the

@@ -18,7 +18,7 @@ using flat::kNone;
 using flat::NodeId;
 
 // Node kinds the model reads; everything else is Other.
-enum class K : uint16_t {
+enum class K : uint8_t {
   Other = 0,
   TranslationUnit, FunctionDefinition, FunctionDeclarator, ClassSpecifier, StructSpecifier, BaseClassClause,
   FieldDeclarationList, FieldDeclaration, Declaration, InitDeclarator, ParameterList, ParameterDeclaration,
@@ -44,7 +44,8 @@ enum class F : uint8_t {
 };
 
 using Node = flat::Node<K, F>;
-static_assert(sizeof(Node) == 24, "a node is 24 bytes: the trees of a run are most of its memory");
+static_assert(sizeof(Node) == 20, "a node is 20 bytes: the trees of a run are most of its memory");
+static_assert(static_cast<int>(F::kCount) <= 128 && static_cast<int>(K::kCount) <= 256, "a node's field has 7 bits, its kind 8");
 
 class Tree : public flat::Tree<K, F> {
  public:

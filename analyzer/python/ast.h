@@ -21,7 +21,7 @@ using flat::kNone;
 using flat::NodeId;
 
 // Node kinds the analysis reads. Everything else is kOther (its grammar name is still kept).
-enum class K : uint16_t {
+enum class K : uint8_t {
   Other = 0,
   Module, FunctionDefinition, ClassDefinition, DecoratedDefinition, Decorator, Block,
   ForStatement, WhileStatement, IfStatement, ElifClause, ElseClause, TryStatement, ExceptClause,
@@ -49,7 +49,8 @@ enum class F : uint8_t {
 };
 
 using Node = flat::Node<K, F>;
-static_assert(sizeof(Node) == 24, "a node is 24 bytes: the trees of a run are most of its memory");
+static_assert(sizeof(Node) == 20, "a node is 20 bytes: the trees of a run are most of its memory");
+static_assert(static_cast<int>(F::kCount) <= 128 && static_cast<int>(K::kCount) <= 256, "a node's field has 7 bits, its kind 8");
 
 class Tree : public flat::Tree<K, F> {
  public:

@@ -454,6 +454,11 @@ void collect_module(Module& m) {
   m.scope.parent = nullptr;
   Collector c(m);
   c.visit(m.tree.root());
+  // the model keeps these for the whole run: no room left over from growing by doubling
+  m.calls.shrink_to_fit();
+  m.loops.shrink_to_fit();
+  m.assignments.shrink_to_fit();
+  m.expression_statements.shrink_to_fit();
 }
 
 }  // namespace tl::py
