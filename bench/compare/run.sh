@@ -6,7 +6,8 @@
 # `python3`). Each tool runs with its defaults on the whole tree; exit codes are ignored (they
 # report findings). Prints hyperfine's table and each tool's time over trainlint's.
 #
-# usage: bench/compare/run.sh [--runs N] [--torchfix DIR] [--torchfix-python PY] [--export FILE.json] TREE
+# usage: bench/compare/run.sh [--runs N] [--torchfix DIR] [--torchfix-python PY] [--skip TOOL]... [--export FILE.json] TREE
+# (--skip flake8 / pylint leaves a tool out: pylint alone takes minutes a run)
 # TRAINLINT=path picks the binary (default: build-release/trainlint, build/, build-test/, else
 # `trainlint` on PATH). A tool that is not installed is left out, with a line saying so.
 set -euo pipefail
@@ -17,12 +18,14 @@ runs=2
 torchfix=""
 torchfix_py=python3
 export_json=""
+skip=" "
 while [ $# -gt 1 ]; do
   case "$1" in
     --runs) runs=$2; shift 2 ;;
     --torchfix) torchfix=$2; shift 2 ;;
     --torchfix-python) torchfix_py=$2; shift 2 ;;
     --export) export_json=$2; shift 2 ;;
+    --skip) skip="$skip$2 "; shift 2 ;;
     *) echo "unknown option: $1" >&2; exit 2 ;;
   esac
 done
@@ -48,8 +51,10 @@ cache=$(mktemp -d)
 trap 'rm -rf "$cache"' EXIT
 "$tl" --quiet --cache-dir "$cache" "$tree" >/dev/null 2>&1 || true
 names=(trainlint trainlint-cached) cmds=("$tl --quiet --no-cache $tree" "$tl --quiet --cache-dir $cache $tree")
-if command -v flake8 >/dev/null; then names+=(flake8); cmds+=("flake8 $tree"); else echo "flake8: not installed, left out"; fi
-if command -v pylint >/dev/null; then names+=(pylint); cmds+=("pylint --recursive=y --jobs=0 $tree"); else echo "pylint: not installed, left out"; fi
+if [[ "$skip" == *" flake8 "* ]]; then echo "flake8: skipped (--skip)"
+elif command -v flake8 >/dev/null; then names+=(flake8); cmds+=("flake8 $tree"); else echo "flake8: not installed, left out"; fi
+if [[ "$skip" == *" pylint "* ]]; then echo "pylint: skipped (--skip)"
+elif command -v pylint >/dev/null; then names+=(pylint); cmds+=("pylint --recursive=y --jobs=0 $tree"); else echo "pylint: not installed, left out"; fi
 if [ -n "$torchfix" ]; then
   if PYTHONPATH=$torchfix "$torchfix_py" -c 'import libcst, torchfix' 2>/dev/null; then
     names+=(torchfix); cmds+=("env PYTHONPATH=$torchfix $torchfix_py -m torchfix $tree")
