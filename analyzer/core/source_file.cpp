@@ -1,11 +1,25 @@
 #include "analyzer/core/source_file.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 
 namespace tl {
 
 SourceFile::SourceFile(std::string path, std::string text) : path_(std::move(path)), text_(std::move(text)) {
   line_starts_.push_back(0);
+  if (std::memchr(text_.data(), '\r', text_.size()) == nullptr) {
+    // no carriage return (nearly every file): the line ends are the newlines, found with memchr
+    const char* p = text_.data();
+    const char* end = p + text_.size();
+    while (p < end) {
+      const char* nl = static_cast<const char*>(std::memchr(p, '\n', static_cast<size_t>(end - p)));
+      if (!nl) break;
+      line_starts_.push_back(static_cast<uint32_t>(nl + 1 - text_.data()));
+      p = nl + 1;
+    }
+    return;
+  }
   for (uint32_t i = 0; i < text_.size(); ++i) {
     char c = text_[i];
     if (c == '\n') {
@@ -72,6 +86,10 @@ uint32_t SourceFile::utf16_col(uint32_t offset) const {
 size_t first_invalid_utf8(std::string_view s) {
   size_t i = 0, n = s.size();
   while (i < n) {
+    // ASCII, eight bytes at a time
+    uint64_t w;
+    while (i + 8 <= n && (std::memcpy(&w, s.data() + i, 8), (w & 0x8080808080808080ull) == 0)) i += 8;
+    if (i >= n) break;
     unsigned char c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) { ++i; continue; }
     size_t len;
