@@ -46,36 +46,50 @@ const TypedPathModule* open_module(const fs::path& path, std::string& why) {
   return m;
 }
 
-Loaded load() {
-  Loaded r;
-  if (const char* p = std::getenv("TRAINLINT_CLANG_MODULE"); p && *p) {
-    r.module = open_module(p, r.why);
-    return r;
-  }
+// Where the module is: $TRAINLINT_CLANG_MODULE as given, else the first of the places that holds
+// a file. Empty with `why` set when none does.
+fs::path locate(std::string& why) {
+  if (const char* p = std::getenv("TRAINLINT_CLANG_MODULE"); p && *p) return p;
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (ec) {
-    r.why = "cannot find the trainlint executable (/proc/self/exe) to look for " + std::string(kTypedPathFile) +
-            " beside it";
-    return r;
+    why = "cannot find the trainlint executable (/proc/self/exe) to look for " + std::string(kTypedPathFile) +
+          " beside it";
+    return {};
   }
   std::vector<fs::path> places{exe.parent_path() / kTypedPathFile};
   if (*TRAINLINT_INSTALL_LIB_DIR)
     places.push_back((exe.parent_path() / TRAINLINT_INSTALL_LIB_DIR / kTypedPathFile).lexically_normal());
   std::string looked;
   for (auto& p : places) {
-    if (fs::is_regular_file(p, ec)) {
-      r.module = open_module(p, r.why);
-      return r;
-    }
+    if (fs::is_regular_file(p, ec)) return p;
     looked += (looked.empty() ? "" : " or ") + p.string();
   }
-  r.why = std::string(kTypedPathFile) + " (the typed C++ path) was not found at " + looked +
-          " (set TRAINLINT_CLANG_MODULE)";
+  why = std::string(kTypedPathFile) + " (the typed C++ path) was not found at " + looked +
+        " (set TRAINLINT_CLANG_MODULE)";
+  return {};
+}
+
+Loaded load() {
+  Loaded r;
+  fs::path p = locate(r.why);
+  if (!p.empty()) r.module = open_module(p, r.why);
   return r;
 }
 
 }  // namespace
+
+std::string typed_path_module_identity() {
+  std::string why;
+  fs::path p = locate(why);
+  if (p.empty()) return "no typed path module";
+  std::error_code ec;
+  auto size = fs::file_size(p, ec);
+  if (ec) return "typed path module " + p.string() + " unreadable";
+  auto mtime = fs::last_write_time(p, ec);
+  return "typed path module " + p.string() + " " + std::to_string(size) + " " +
+         std::to_string(ec ? 0 : mtime.time_since_epoch().count());
+}
 
 const TypedPathModule* typed_path_module(std::string* why) {
   static std::once_flag once;

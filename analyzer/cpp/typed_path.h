@@ -67,4 +67,8 @@ inline void typed_path_sizes(uint32_t out[4]) {
 // there or cannot be loaded, with `why` saying where it looked or what failed.
 const TypedPathModule* typed_path_module(std::string* why);
 
+// Which module a run would load (its path, size and modification time; nothing is loaded), for the
+// on-disk cache's key: a run entry made with one module is not answered for another.
+std::string typed_path_module_identity();
+
 }  // namespace tl::cpp

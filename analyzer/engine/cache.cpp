@@ -16,6 +16,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analyzer/cpp/typed_path.h"
+
 #ifndef TRAINLINT_VERSION
 #define TRAINLINT_VERSION "0.1.0"
 #endif
@@ -202,6 +204,9 @@ const std::string& build_identity() {
         s += " exe " + exe.string() + " " + std::to_string(size) + " " +
              std::to_string(mtime.time_since_epoch().count());
     }
+    // the typed C++ path is a separate file (trainlint-clang.so) that can be rebuilt or pointed
+    // elsewhere (TRAINLINT_CLANG_MODULE) without the executable changing
+    s += " " + cpp::typed_path_module_identity();
     return s;
   }();
   return id;

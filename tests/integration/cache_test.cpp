@@ -155,6 +155,21 @@ TEST(Cache, TheRuleSelectionAndTheConfigurationArePartOfTheKey) {
   EXPECT_FALSE(contains(c.out, "\"TL101\"")) << c.out;
 }
 
+// The typed C++ path is its own file (trainlint-clang.so): which one a run would load is part of
+// "this build", so a run entry made with one module is not answered for another.
+TEST(Cache, TheTypedPathModuleIsPartOfTheKey) {
+  Project p;
+  setenv("TRAINLINT_CLANG_MODULE", (p.t.path / "a" / "trainlint-clang.so").c_str(), 1);
+  CliResult a = timed(p);
+  CliResult a2 = timed(p);
+  setenv("TRAINLINT_CLANG_MODULE", (p.t.path / "b" / "trainlint-clang.so").c_str(), 1);
+  CliResult b = timed(p);
+  unsetenv("TRAINLINT_CLANG_MODULE");
+  EXPECT_TRUE(contains(a2.err, "cache (a whole-run hit)")) << a2.err;
+  EXPECT_FALSE(contains(b.err, "cache (a whole-run hit)")) << b.err;
+  EXPECT_EQ(b.out, a.out);
+}
+
 TEST(Cache, DamagedEntriesAreIgnored) {
   Project p;
   CliResult cold = p.lint("--no-cache");
