@@ -142,6 +142,11 @@ struct TreeAccess {
   static void walk(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g, uint32_t offset, bool into_root) {
     CursorGuard cur(root);
     std::vector<NodeId> stack;  // ancestors of the current node
+    // a MISSING token (error recovery inserted it) is a syntax error, whether copied or dropped
+    auto note_missing = [&](TSNode n) {
+      if (ts_node_is_missing(n))
+        t.errors_.emplace_back(offset + ts_node_start_byte(n), std::string("missing '") + ts_node_type(n) + "'");
+    };
     auto add = [&](TSNode n, TSFieldId fid) {
       Node<K, F> nd;
       nd.start = offset + ts_node_start_byte(n);
@@ -155,10 +160,8 @@ struct TreeAccess {
       NodeId id = static_cast<NodeId>(t.nodes_.size());
       if (!stack.empty()) nd.parent = stack.back();
       t.nodes_.push_back(nd);
-      if (is_error)
-        t.errors_.emplace_back(nd.start, "syntax error");
-      else if (ts_node_is_missing(n))
-        t.errors_.emplace_back(nd.start, std::string("missing '") + ts_node_type(n) + "'");
+      if (is_error) t.errors_.emplace_back(nd.start, "syntax error");
+      else note_missing(n);
       return id;
     };
     NodeId id = 0;
@@ -176,8 +179,7 @@ struct TreeAccess {
       TSNode n = ts_tree_cursor_current_node(&cur.c);
       TSSymbol sym = ts_node_symbol(n);
       if (sym < g.dropped.size() && g.dropped[sym] && ts_node_child_count(n) == 0) {
-        // a dropped token: no node, but a missing one is still a syntax error
-        if (ts_node_is_missing(n)) t.errors_.emplace_back(offset + ts_node_start_byte(n), std::string("missing '") + ts_node_type(n) + "'");
+        note_missing(n);  // a dropped token: no node, but a missing one is still a syntax error
       } else {
         NodeId nid = add(n, ts_tree_cursor_current_field_id(&cur.c));
         if (ts_tree_cursor_goto_first_child(&cur.c)) {

@@ -1,8 +1,8 @@
 // The typed C++ front end: Clang libTooling (Debian's libclang-cpp 14, linked as a shared
 // library into the module trainlint-clang.so, which trainlint loads when a run needs it:
 // analyzer/cpp/typed_path.h) parses each C++ source file of a run with its real compile command
-// and LibTorch's headers, and reads exact types off the AST (at::Tensor vs a module, module holders, `auto`,
-// class template instances, typedefs). It builds no model of its own: its facts (analyzer/cpp/
+// and LibTorch's headers, and reads exact types off the AST (at::Tensor vs a module, module
+// holders, `auto`, class template instances, typedefs). It builds no model of its own: its facts (analyzer/cpp/
 // model.h, TypedFacts) go into the one C++ program model that the fast path's syntax tree
 // structures, so every rule reads one model whichever path typed it (docs/cpp.md).
 //
