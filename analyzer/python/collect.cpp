@@ -3,6 +3,7 @@
 // own Module.
 #include "analyzer/python/collect.h"
 
+#include <algorithm>
 #include <string>
 
 namespace tl::py {
@@ -142,7 +143,6 @@ struct Collector {
         }
     }
     Function* fp = f.get();
-    m.fn_by_def[n] = fp;
     if (cls) {
       cls->methods[f->name] = fp;
     } else {
@@ -448,12 +448,34 @@ struct Collector {
 
 }  // namespace
 
+namespace {
+void index_function_defs(Module& m) {
+  const Tree& t = m.tree;
+  std::vector<std::pair<NodeId, Function*>> entered;
+  for (auto& f : m.functions)
+    if (t.is(f->def, K::FunctionDefinition)) entered.emplace_back(f->def, f.get());
+  std::sort(entered.begin(), entered.end());
+  size_t next = 0;
+  std::vector<int32_t> open;  // indices of the definitions around the node scanned
+  for (NodeId n = 0; n < t.size(); ++n) {
+    if (t.kind(n) != K::FunctionDefinition) continue;
+    while (!open.empty() && !t.contains(m.fn_defs[static_cast<size_t>(open.back())], n)) open.pop_back();
+    while (next < entered.size() && entered[next].first < n) ++next;
+    m.fn_def_outer.push_back(open.empty() ? -1 : open.back());
+    m.fn_def_fn.push_back(next < entered.size() && entered[next].first == n ? entered[next].second : nullptr);
+    open.push_back(static_cast<int32_t>(m.fn_defs.size()));
+    m.fn_defs.push_back(n);
+  }
+}
+}  // namespace
+
 void collect_module(Module& m) {
   if (m.tree.root() == kNone) return;
   m.scope.fn = nullptr;
   m.scope.parent = nullptr;
   Collector c(m);
   c.visit(m.tree.root());
+  index_function_defs(m);
   // the model keeps these for the whole run: no room left over from growing by doubling
   m.calls.shrink_to_fit();
   m.loops.shrink_to_fit();

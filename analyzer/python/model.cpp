@@ -94,12 +94,18 @@ bool Class::derives_from(std::initializer_list<std::string_view> qnames, int dep
 }
 
 Function* Module::enclosing_function(NodeId n) const {
-  for (NodeId p = n; p != kNone; p = tree.parent(p))
-    if (tree.is(p, K::FunctionDefinition)) {
-      auto it = fn_by_def.find(p);
-      return it == fn_by_def.end() ? nullptr : it->second;
-    }
-  return nullptr;
+  // the innermost function_definition holding n: the last one starting at or before n, or the
+  // nearest around that one which still holds n (pre-order: a subtree is a range of ids)
+  if (n == kNone || n >= tree.size()) return nullptr;
+  auto it = std::upper_bound(fn_defs.begin(), fn_defs.end(), n);
+  int32_t i = static_cast<int32_t>(it - fn_defs.begin()) - 1;
+  while (i >= 0 && !tree.contains(fn_defs[static_cast<size_t>(i)], n)) i = fn_def_outer[static_cast<size_t>(i)];
+  return i < 0 ? nullptr : fn_def_fn[static_cast<size_t>(i)];
+}
+
+Function* Module::function_of_def(NodeId def) const {
+  auto it = std::lower_bound(fn_defs.begin(), fn_defs.end(), def);
+  return it == fn_defs.end() || *it != def ? nullptr : fn_def_fn[static_cast<size_t>(it - fn_defs.begin())];
 }
 
 bool ValueSet::is_truthy_literal(const Literal& l) const {
@@ -217,6 +223,12 @@ Module* ProgramModel::relative_module(const Module& from, const std::string& q, 
   }
   return nullptr;
 }
+
+namespace {
+thread_local uint64_t t_param_lookups = 0;
+}  // namespace
+
+uint64_t ProgramModel::param_lookups() { return t_param_lookups; }
 
 ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const Scope* scope, int depth) const {
   Resolved r;
@@ -377,13 +389,15 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
         }
         if (auto* bs = s->find_local(name)) {
           // a parameter every analysed caller fills with an instance of one analysed class
-          if (s->fn && bs->size() == 1 && (*bs)[0].kind == Binding::Kind::Param)
+          if (s->fn && bs->size() == 1 && (*bs)[0].kind == Binding::Kind::Param) {
+            ++t_param_lookups;
             if (auto it = param_instances_.find(s->fn); it != param_instances_.end())
               if (auto pit = it->second.find(name); pit != it->second.end()) {
                 r.kind = Resolved::Kind::Instance;
                 r.cls = pit->second;
                 return r;
               }
+          }
           return from_bindings(*bs, m, name);
         }
       }

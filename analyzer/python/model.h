@@ -152,7 +152,12 @@ struct Module {
   std::vector<Module*> imports;               // analysed modules imported (phase 2)
   std::vector<std::pair<Module*, NodeId>> star_imports;  // `from analysed import *`
   std::vector<std::pair<std::string, NodeId>> star_import_names;
-  std::unordered_map<NodeId, Function*> fn_by_def;   // function_definition node -> Function
+  // Every function_definition node in pre-order (so sorted), with the index of the nearest one
+  // around it (-1 at the top) and its Function (null where the collector did not enter it):
+  // enclosing_function's binary search.
+  std::vector<NodeId> fn_defs;
+  std::vector<int32_t> fn_def_outer;
+  std::vector<Function*> fn_def_fn;
   std::unordered_map<NodeId, uint32_t> call_by_node; // call node -> index in calls
   std::unordered_map<NodeId, uint32_t> loop_by_node;
   bool has_main_guard = false;
@@ -166,6 +171,8 @@ struct Module {
   std::vector<uint32_t> programs;  // ids of programs this module belongs to
 
   Function* enclosing_function(NodeId n) const;
+  // The Function of a function_definition node (null for other nodes, or where not entered).
+  Function* function_of_def(NodeId def) const;
   const Call* call_at(NodeId n) const {
     auto it = call_by_node.find(n);
     return it == call_by_node.end() ? nullptr : &calls[it->second];
@@ -433,6 +440,10 @@ class ProgramModel {
     Module* mod = nullptr;
   };
   Resolved resolve(const Module& m, NodeId expr, const Scope* scope, int depth) const;
+  // How many times resolve() on this thread has met a lone parameter binding, the one place where
+  // param_instances_ can change its answer: a resolution during which the count did not move
+  // gives the same answer after new parameter instances are found (model_build.cpp).
+  static uint64_t param_lookups();
   Module* module_for(std::string_view qname, std::string* rest, const Module* from = nullptr) const;
   // A relative import (".utils.x", "..pkg") of `from`: the analysed module named by the longest
   // prefix of its components, and the remaining dotted names in `rest`; null when not analysed.

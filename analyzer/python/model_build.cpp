@@ -42,6 +42,8 @@ bool is_optimizer_name(std::string_view recv_last) {
 struct ModelBuilder {
   ProgramModel& pm;
   unsigned threads = 1;  // for the passes that are independent per module
+  // per module: its unresolved calls whose resolution met a parameter (resolve_param_instances)
+  std::vector<std::vector<uint32_t>> param_pending;
 
   bool is_opt_step(const Module& m, const Call& c) const { return pm.is_optimizer_step(m, c); }
   static bool is_backward(const Call& c) { return ProgramModel::is_backward(c); }
@@ -158,7 +160,13 @@ struct ModelBuilder {
       }
       if (sm && sm != &m) m.star_imports.emplace_back(sm, node);
     }
-    for (auto& c : m.calls) resolve_call(m, c);
+    std::vector<uint32_t>& pending = param_pending[m.index];
+    for (uint32_t i = 0; i < m.calls.size(); ++i) {
+      Call& c = m.calls[i];
+      uint64_t before = ProgramModel::param_lookups();
+      resolve_call(m, c);
+      if (!c.target && c.qname.empty() && ProgramModel::param_lookups() != before) pending.push_back(i);
+    }
     for (auto& cp : m.classes) {
       Class& cl = *cp;
       for (NodeId b : cl.base_exprs) {
@@ -208,15 +216,24 @@ struct ModelBuilder {
   // only when it is never rebound and every analysed caller passes an instance of the same class;
   // a few rounds follow instances handed down through several functions.
   void resolve_param_instances() {
+    // Each round judges the functions whose answer may have changed since the last: all at first,
+    // then those that gained a caller and those whose judgement met a parameter (whose instance
+    // may now be known). Likewise it re-resolves only the unresolved calls whose resolution met a
+    // parameter (`param_pending`, filled by resolve_module): the others cannot change. Both give
+    // what judging every function and re-resolving every call would.
+    std::vector<std::vector<const Call*>> callers(pm.functions_.size());
+    for (auto& mp : pm.modules_)
+      for (auto& c : mp->calls)
+        if (c.target) callers[c.target->id].push_back(&c);
+    std::vector<char> judge(pm.functions_.size(), 1);
     for (int round = 0; round < 4; ++round) {
-      std::vector<std::vector<const Call*>> callers(pm.functions_.size());
-      for (auto& mp : pm.modules_)
-        for (auto& c : mp->calls)
-          if (c.target) callers[c.target->id].push_back(&c);
       std::unordered_map<const Function*, std::unordered_map<std::string_view, Class*>> found;
       for (Function* f : pm.functions_) {
+        if (!judge[f->id]) continue;
+        judge[f->id] = 0;
         const auto& cs = callers[f->id];
         if (cs.empty() || cs.size() > 16) continue;
+        uint64_t before = ProgramModel::param_lookups();
         auto known = pm.param_instances_.find(f);
         for (size_t pi = 0; pi < f->params.size(); ++pi) {
           std::string_view p = f->params[pi];
@@ -240,14 +257,27 @@ struct ModelBuilder {
           }
           if (ok && cls) found[f][p] = cls;
         }
+        if (ProgramModel::param_lookups() != before) judge[f->id] = 1;
       }
       if (found.empty()) return;
       for (auto& [f, ps] : found)
         for (auto& [p, cls] : ps) pm.param_instances_[f][p] = cls;
       // calls that only now resolve: `criterion(...)`, `loss_scaler(...)`, `trainer.fit()`
-      for (auto& mp : pm.modules_)
-        for (auto& c : mp->calls)
-          if (!c.target && c.qname.empty()) resolve_call(*mp, c);
+      for (auto& mp : pm.modules_) {
+        std::vector<uint32_t>& pending = param_pending[mp->index];
+        size_t keep = 0;
+        for (uint32_t i : pending) {
+          Call& c = mp->calls[i];
+          uint64_t before = ProgramModel::param_lookups();
+          resolve_call(*mp, c);
+          if (c.target) {
+            callers[c.target->id].push_back(&c);
+            judge[c.target->id] = 1;
+          }
+          if (!c.target && c.qname.empty() && ProgramModel::param_lookups() != before) pending[keep++] = i;
+        }
+        pending.resize(keep);
+      }
     }
   }
 
@@ -1096,11 +1126,12 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
     }
   for (auto& m : pm.modules_)
     for (auto& d : m->argdefs) pm.argdefs_[d.dest].push_back(&d);
-  ModelBuilder b{pm, threads};
+  ModelBuilder b{pm, threads, {}};
   // phase 2
   b.index_modules();
   timer.lap("index modules");
   // phase 3 (reads other modules' scopes, writes only its own calls/classes)
+  b.param_pending.resize(pm.modules_.size());
   parallel_for(pm.modules_.size(), threads, [&](size_t i) { b.resolve_module(*pm.modules_[i]); });
   b.resolve_param_instances();
   b.link_callers();

@@ -49,8 +49,7 @@ std::pair<uint32_t, uint32_t> statement_span(const py::Tree& t, py::NodeId n) {
 std::string scope_of(const py::Module& m, py::NodeId n) {
   for (py::NodeId p = n; p != py::kNone; p = m.tree.parent(p)) {
     if (m.tree.is(p, py::K::FunctionDefinition)) {
-      auto it = m.fn_by_def.find(p);
-      if (it != m.fn_by_def.end()) return it->second->qualname;
+      if (const py::Function* f = m.function_of_def(p)) return f->qualname;
     } else if (m.tree.is(p, py::K::ClassDefinition)) {
       for (auto& c : m.classes)
         if (c->def == p) return c->qualname;

@@ -272,3 +272,106 @@ TEST(ModelPrograms, FactsStayWithinOneProgram) {
   EXPECT_FALSE(b.pm.programs_use_accelerator(b.mod("cpu.py")));
   EXPECT_TRUE(b.pm.programs_use_accelerator(b.mod("shared.py")));  // imported by a GPU program
 }
+
+// An instance handed down through three functions in three files (one round of the parameter
+// pass each), kept as an attribute on the way, resolves the call at the end; a parameter two
+// callers fill with different classes stays unknown. The pass re-judges only what a round can
+// change, which must give what judging everything again gives.
+TEST(ModelCalls, ParameterInstancesHandedDownThroughSeveralFunctions) {
+  auto b = build({{"train.py", R"(from losses import LabelSmoothing, Focal
+from engine import run
+from other import pick
+
+def main():
+    crit = LabelSmoothing()
+    run(crit)
+    a = LabelSmoothing()
+    b = Focal()
+    pick(a)
+    pick(b)
+
+if __name__ == "__main__":
+    main()
+)"},
+                  {"losses.py", R"(import torch.nn as nn
+class LabelSmoothing(nn.Module):
+    def forward(self, x):
+        return x
+
+class Focal(nn.Module):
+    def forward(self, x):
+        return x
+)"},
+                  {"engine.py", R"(from steps import Stepper
+
+def run(criterion):
+    inner(criterion)
+
+def inner(crit):
+    s = Stepper(crit)
+    s.step(1)
+)"},
+                  {"steps.py", R"(class Stepper:
+    def __init__(self, loss_fn):
+        self.loss_fn = loss_fn
+
+    def step(self, x):
+        return self.loss_fn(x)
+)"},
+                  {"other.py", R"(def pick(fn):
+    return fn(3)
+)"}});
+  const py::Call& c = b.call("steps.py", "self.loss_fn(");
+  ASSERT_NE(c.target, nullptr);
+  EXPECT_EQ(c.target->qualname, "LabelSmoothing.forward");
+  EXPECT_TRUE(c.implicit_self);
+  EXPECT_EQ(b.call("other.py", "fn(").target, nullptr);  // LabelSmoothing or Focal
+}
+
+// enclosing_function searches the function definitions by node id; it must name the function a
+// walk up the parents finds, for every node: nested functions, methods, lambdas (not functions
+// here), decorators, defaults and code after a nested function.
+TEST(ModelScopes, EnclosingFunctionIsTheInnermostDefinitionAround) {
+  auto b = build({{"a.py", R"(import functools
+x = [lambda y: y + 1 for _ in range(3)]
+
+def deco(f):
+    @functools.wraps(f)
+    def wrapper(*args, k=lambda: 0, **kw):
+        def inner():
+            return f(*args)
+        z = inner()
+        return z
+    return wrapper
+
+class Net:
+    @deco
+    def forward(self, x, d=len([1])):
+        class Local:
+            def m(self):
+                return lambda q: q
+        return Local().m()(x)
+
+    def other(self):
+        pass
+
+def last():
+    return 1
+)"}});
+  const py::Module& m = b.mod("a.py");
+  size_t inside = 0;
+  for (py::NodeId n = 0; n < m.tree.size(); ++n) {
+    py::Function* walked = nullptr;
+    for (py::NodeId p = n; p != py::kNone; p = m.tree.parent(p))
+      if (m.tree.is(p, py::K::FunctionDefinition)) {
+        walked = m.function_of_def(p);
+        ASSERT_NE(walked, nullptr) << "every definition here is entered";
+        break;
+      }
+    EXPECT_EQ(m.enclosing_function(n), walked) << "node " << n << ": " << m.tree.text(n);
+    if (walked) ++inside;
+  }
+  EXPECT_GT(inside, 50u);
+  EXPECT_LT(inside, m.tree.size());
+  EXPECT_EQ(m.enclosing_function(py::kNone), nullptr);
+}
