@@ -349,14 +349,40 @@ const Config& ConfigSet::for_dir(const fs::path& abs_dir) {
   return *find(abs_dir);
 }
 
-fs::path find_project_root(const fs::path& abs_dir) {
+namespace {
+bool holds_project_marker(const fs::path& d) {
   std::error_code ec;
+  for (const char* m : {"pyproject.toml", ".trainlint.toml", "setup.py", ".git"})
+    if (fs::exists(d / m, ec)) return true;
+  return false;
+}
+}  // namespace
+
+fs::path find_project_root(const fs::path& abs_dir) {
   for (fs::path d = abs_dir;; d = d.parent_path()) {
-    for (const char* m : {"pyproject.toml", ".trainlint.toml", "setup.py", ".git"})
-      if (fs::exists(d / m, ec)) return d;
+    if (holds_project_marker(d)) return d;
     if (!d.has_parent_path() || d.parent_path() == d) break;
   }
   return {};
+}
+
+fs::path find_project_root(const fs::path& abs_dir, std::unordered_map<std::string, fs::path>& memo) {
+  std::vector<fs::path> asked;  // the folders below the answer, which share it
+  fs::path root;
+  for (fs::path d = abs_dir;; d = d.parent_path()) {
+    if (auto it = memo.find(d.native()); it != memo.end()) {
+      root = it->second;
+      break;
+    }
+    asked.push_back(d);
+    if (holds_project_marker(d)) {
+      root = d;
+      break;
+    }
+    if (!d.has_parent_path() || d.parent_path() == d) break;
+  }
+  for (auto& d : asked) memo.emplace(d.native(), root);
+  return root;
 }
 
 }  // namespace tl

@@ -100,5 +100,9 @@ class ConfigSet {
 // The nearest folder at or above `abs_dir` that holds pyproject.toml, .trainlint.toml,
 // setup.py or .git; empty when there is none.
 std::filesystem::path find_project_root(const std::filesystem::path& abs_dir);
+// The same, remembering the answer for every folder it looks at in `memo` (keyed by the folder's
+// path), so that the files of one tree cost a few lookups per folder, not per file and ancestor.
+std::filesystem::path find_project_root(const std::filesystem::path& abs_dir,
+                                        std::unordered_map<std::string, std::filesystem::path>& memo);
 
 }  // namespace tl

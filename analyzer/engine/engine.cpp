@@ -15,6 +15,10 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "analyzer/core/baseline.h"
 #include "analyzer/core/gitdiff.h"
 #include "analyzer/core/gitignore.h"
@@ -335,19 +339,23 @@ std::unique_ptr<SourceFile> source_from_text(const std::string& path, std::strin
 
 std::unique_ptr<SourceFile> read_source(const std::string& path, size_t max_bytes, std::vector<FileMessage>& messages,
                                         bool& io_error) {
-  std::error_code ec;
-  auto st = fs::status(path, ec);
-  if (!ec && !fs::is_regular_file(st)) {  // a FIFO would block the read; a device never ends
-    messages.push_back({FileMessage::Kind::Error, path, "cannot read: not a regular file", std::nullopt});
+  auto fail = [&](std::string why) -> std::unique_ptr<SourceFile> {
+    messages.push_back({FileMessage::Kind::Error, path, "cannot read: " + std::move(why), std::nullopt});
     io_error = true;
     return nullptr;
-  }
-  auto size = fs::file_size(path, ec);
-  if (ec) {
-    messages.push_back({FileMessage::Kind::Error, path, "cannot read: " + ec.message(), std::nullopt});
-    io_error = true;
-    return nullptr;
-  }
+  };
+  // one open and one fstat: O_NONBLOCK so that opening a FIFO cannot wait for a writer (it has no
+  // effect on a regular file's reads); a FIFO or a device is refused before any read
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fail(std::strerror(errno));
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{fd};
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) return fail(std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail("not a regular file");  // a FIFO would block; a device never ends
+  auto size = static_cast<size_t>(st.st_size);
   // notebooks carry their outputs (images as base64): the reader drops them while parsing
   if (is_notebook_path(path)) max_bytes = std::max<size_t>(max_bytes, size_t(512) << 20);
   if (size > max_bytes) {
@@ -357,21 +365,19 @@ std::unique_ptr<SourceFile> read_source(const std::string& path, size_t max_byte
                         std::nullopt});
     return nullptr;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    messages.push_back({FileMessage::Kind::Error, path, std::string("cannot read: ") + std::strerror(errno), std::nullopt});
-    io_error = true;
-    return nullptr;
-  }
+  // the size fstat gave: a file that grows while being read is read as it was; one that shrinks
+  // (or is truncated) as far as it goes
   std::string text;
   text.resize(size);
-  in.read(text.data(), static_cast<std::streamsize>(size));
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (in.bad()) {
-    messages.push_back({FileMessage::Kind::Error, path, "cannot read: I/O error", std::nullopt});
-    io_error = true;
-    return nullptr;
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = ::read(fd, text.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail("I/O error");
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
   }
+  text.resize(got);
   // a UTF-8 byte-order mark is allowed and kept (tree-sitter skips it as whitespace-free text)
   return source_from_text(path, std::move(text), messages);
 }
@@ -750,9 +756,28 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
   }
   // Every tree walk recurses as deep as the code nests: run them on a stack sized for that.
   LintResult res;
+  unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
   on_analysis_stack([&] {
+    if (threads < 2 || cpp_files.empty() || py_files.empty()) {
+      res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
+      if (!cpp_files.empty()) analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, res);
+      return;
+    }
+    // With threads to spare the two halves, which share nothing but the options and the
+    // configurations they read, run side by side: the C++ half no longer waits for the Python
+    // link passes, which are partly serial. Merged as the serial order gives it.
+    LintResult cpp_res;
+    AnalysisThread cpp_half([&] { analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, cpp_res); });
     res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
-    if (!cpp_files.empty()) analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, res);
+    cpp_half.join();
+    res.messages.insert(res.messages.end(), std::make_move_iterator(cpp_res.messages.begin()),
+                        std::make_move_iterator(cpp_res.messages.end()));
+    res.files_analysed += cpp_res.files_analysed;
+    res.context_files += cpp_res.context_files;
+    for (auto& [path, fi] : cpp_res.files) res.files[path] = std::move(fi);
+    for (auto& f : cpp_res.findings) res.findings.push_back(std::move(f));
+    sort_and_dedupe(res.findings);
+    res.cpp_sources = std::move(cpp_res.cpp_sources);
   });
   return res;
 }
@@ -978,13 +1003,7 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
   for (auto& e : entries) seen.insert(e.abs.string());
   std::unordered_map<std::string, FileInfo> info_of;  // by absolute path
   std::unordered_map<std::string, fs::path> project_of_dir;
-  auto project_root = [&](const fs::path& dir) -> fs::path {
-    auto it = project_of_dir.find(dir.string());
-    if (it != project_of_dir.end()) return it->second;
-    fs::path r = find_project_root(dir);
-    project_of_dir[dir.string()] = r;
-    return r;
-  };
+  auto project_root = [&](const fs::path& dir) -> fs::path { return find_project_root(dir, project_of_dir); };
   size_t n_targets = entries.size();
   bool any_cpp_target = false;
   for (auto& e : entries) any_cpp_target = any_cpp_target || e.kind == FileKind::Cpp;
@@ -1024,16 +1043,34 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
   std::vector<FileInfo> infos;
   std::unordered_set<std::string> displays;
   GitIgnore repo_of;  // for repository roots
-  for (auto& e : entries) {
-    std::vector<FileMessage> ctx_messages;
-    std::vector<FileMessage>& msgs = e.target ? messages : ctx_messages;
-    bool ctx_io = false;
-    bool& io = e.target ? io_error : ctx_io;
+  // The texts are read (and checked: NUL bytes, UTF-8, notebooks) on the run's threads; what
+  // follows them, in the order found, is serial: it asks the memoised folder lookups.
+  struct Read {
     std::unique_ptr<SourceFile> src;
-    if (e.from_stdin) src = source_from_text(e.display, opts.stdin_text.value_or(""), msgs);
+    std::vector<FileMessage> messages;
+    bool io_error = false;
+  };
+  std::vector<Read> read(entries.size());
+  auto read_one = [&](size_t i) {
+    const Entry& e = entries[i];
+    Read& r = read[i];
+    if (e.from_stdin) r.src = source_from_text(e.display, opts.stdin_text.value_or(""), r.messages);
     else if (auto ov = opts.overlays.find(e.abs.string()); ov != opts.overlays.end())
-      src = source_from_text(e.display, ov->second, msgs);
-    else src = read_source(e.display, opts.max_file_bytes, msgs, io);
+      r.src = source_from_text(e.display, ov->second, r.messages);
+    else r.src = read_source(e.display, opts.max_file_bytes, r.messages, r.io_error);
+  };
+  unsigned read_threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  if (read_threads > 1 && entries.size() > 1) parallel_for(entries.size(), read_threads, read_one);
+  else
+    for (size_t i = 0; i < entries.size(); ++i) read_one(i);
+  for (size_t ei = 0; ei < entries.size(); ++ei) {
+    Entry& e = entries[ei];
+    if (e.target) {  // a context file's trouble is not the run's
+      messages.insert(messages.end(), std::make_move_iterator(read[ei].messages.begin()),
+                      std::make_move_iterator(read[ei].messages.end()));
+      io_error = io_error || read[ei].io_error;
+    }
+    std::unique_ptr<SourceFile> src = std::move(read[ei].src);
     if (!src) continue;
     if (!displays.insert(src->path()).second) continue;  // two spellings of one file
     FileInfo fi;
