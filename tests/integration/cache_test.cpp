@@ -4,6 +4,7 @@
 // runs, --no-cache, --cache-dir and the `cache-dir` key; and the tree codec and the size bound.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <random>
@@ -331,3 +332,37 @@ TEST(CacheStore, PruningCountsPrecompiledHeadersAndKeepsTheNewest) {
 }
 
 }  // namespace
+
+// The keys' hash: every bit of the input counts, wherever it falls (a whole 8-byte word, the
+// tail after the last), and so do the length and where one add() ends.
+TEST(Cache, TheHashSeesEveryBitAndTheLength) {
+  using tl::cache::Hash;
+  using tl::cache::Hasher;
+  std::mt19937_64 rng(7);
+  std::string base(203, '\0');  // 25 words of 8, a tail of 3
+  for (auto& c : base) c = static_cast<char>(rng());
+  const Hash h0 = Hasher().add(base).finish();
+  EXPECT_EQ(Hasher().add(base).finish(), h0);
+  std::vector<std::pair<uint64_t, uint64_t>> seen{{h0.a, h0.b}};
+  for (size_t i = 0; i < base.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      std::string s = base;
+      s[i] = static_cast<char>(s[i] ^ (1 << bit));
+      Hash h = Hasher().add(s).finish();
+      seen.emplace_back(h.a, h.b);
+    }
+  for (size_t n = 0; n < 200; ++n) {  // runs of zero bytes: only the length tells them apart
+    Hash h = Hasher().add(std::string(n, '\0')).finish();
+    seen.emplace_back(h.a, h.b);
+  }
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(std::adjacent_find(seen.begin(), seen.end()), seen.end()) << "two inputs share a hash";
+  // each lane on its own tells the flipped inputs apart too
+  std::vector<uint64_t> lane_a;
+  for (auto& [a, b] : seen) lane_a.push_back(a);
+  std::sort(lane_a.begin(), lane_a.end());
+  EXPECT_EQ(std::adjacent_find(lane_a.begin(), lane_a.end()), lane_a.end());
+  EXPECT_NE(Hasher().add(base.substr(0, 100)).add(base.substr(100)).finish(), h0);
+  EXPECT_NE(Hasher().add(base.substr(0, 64)).add(base.substr(64)).finish(),
+            Hasher().add(base.substr(0, 96)).add(base.substr(96)).finish());
+}
