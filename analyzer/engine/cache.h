@@ -8,6 +8,8 @@
 // - runs: a whole run's findings and file messages, under the hash of everything they depend on:
 //   this build, the command line's rule selection, every configuration file's text and every
 //   analysed file's path, role and text. An unchanged tree is answered from here without parsing.
+//   The C++ half of a run has such an entry of its own, keyed on the C++ files alone (engine.cpp,
+//   CppHalfCache): a Python edit does not re-analyse the C++ files.
 //
 // Entries are written to a temporary file and renamed into place, so concurrent runs never see a
 // partial entry; an entry that fails its checks is ignored (and the file re-analysed). The cache is

@@ -277,9 +277,16 @@ struct Prepared {
   std::vector<size_t> entry_of_source;
 };
 
+// Where the on-disk cache keeps the C++ half of a run: its findings depend on the C++ files, the
+// options and the configurations only, so an edit to a Python file does not re-analyse them.
+struct CppHalfCache {
+  cache::DiskCache* disk = nullptr;
+  cache::Hash key;
+};
+
 // Model + rules + per-file filtering over read sources. `infos[i]` describes sources[i].
 LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
-                   const LintOptions& opts, std::shared_ptr<ConfigSet> cs);
+                   const LintOptions& opts, std::shared_ptr<ConfigSet> cs, const CppHalfCache* cpp_cache = nullptr);
 
 }  // namespace
 
@@ -744,7 +751,7 @@ bool is_cpp_source(const std::string& path) {
 
 // Python files go to the Python model, C++ files to the C++ model; one result.
 LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
-                   const LintOptions& opts, std::shared_ptr<ConfigSet> cs) {
+                   const LintOptions& opts, std::shared_ptr<ConfigSet> cs, const CppHalfCache* cpp_cache) {
   std::vector<std::unique_ptr<SourceFile>> py_files, cpp_files;
   std::vector<bool> py_target, cpp_target;
   std::vector<FileInfo> py_infos, cpp_infos;
@@ -756,20 +763,46 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
   }
   // Every tree walk recurses as deep as the code nests: run them on a stack sized for that.
   LintResult res;
+  if (cpp_files.empty()) {
+    on_analysis_stack([&] { res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs); });
+    return res;
+  }
+  // The C++ half, from the cache when its entry is there, into a result of its own.
+  LintResult cpp_res;
+  auto cpp_half = [&] {
+    auto start = std::chrono::steady_clock::now();
+    if (cpp_cache)
+      if (auto hit = cpp_cache->disk->load_run(cpp_cache->key)) {
+        cpp_res.findings = std::move(hit->findings);
+        cpp_res.messages = std::move(hit->messages);
+        cpp_res.files_analysed = hit->files_analysed;
+        cpp_res.context_files = hit->context_files;
+        for (size_t i = 0; i < cpp_files.size(); ++i) {
+          if (cpp_target[i]) cpp_res.files[cpp_files[i]->path()] = cpp_infos[i];
+          cpp_res.cpp_sources.push_back(std::shared_ptr<const SourceFile>(std::move(cpp_files[i])));
+        }
+        timing("C++ (from the cache)", ms_since(start));
+        return;
+      }
+    analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, cpp_res);
+    if (cpp_cache)
+      cpp_cache->disk->save_run(cpp_cache->key,
+                                {cpp_res.findings, cpp_res.messages, cpp_res.files_analysed, cpp_res.context_files});
+  };
   unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
   on_analysis_stack([&] {
-    if (threads < 2 || cpp_files.empty() || py_files.empty()) {
+    if (threads < 2 || py_files.empty()) {
       res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
-      if (!cpp_files.empty()) analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, res);
-      return;
+      cpp_half();
+    } else {
+      // With threads to spare the two halves, which share nothing but the options and the
+      // configurations they read, run side by side: the C++ half no longer waits for the Python
+      // link passes, which are partly serial.
+      AnalysisThread beside(cpp_half);
+      res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
+      beside.join();
     }
-    // With threads to spare the two halves, which share nothing but the options and the
-    // configurations they read, run side by side: the C++ half no longer waits for the Python
-    // link passes, which are partly serial. Merged as the serial order gives it.
-    LintResult cpp_res;
-    AnalysisThread cpp_half([&] { analyse_cpp(std::move(cpp_files), cpp_target, cpp_infos, opts, *cs, cpp_res); });
-    res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
-    cpp_half.join();
+    // merged as the serial order gave it: the C++ half's messages after the Python half's
     res.messages.insert(res.messages.end(), std::make_move_iterator(cpp_res.messages.begin()),
                         std::make_move_iterator(cpp_res.messages.end()));
     res.files_analysed += cpp_res.files_analysed;
@@ -840,14 +873,25 @@ LintResult analyse_cached(std::vector<std::unique_ptr<SourceFile>> files, std::v
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     h.add(p).add(text);
   }
+  // the C++ half's key: all of the above and the C++ files alone (the whole run's adds every file)
+  cache::Hasher cpp_h = h;
+  cpp_h.add(std::string_view("the C++ half"));
+  size_t n_cpp = 0;
   h.add(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
     const SourceFile& f = *files[i];
-    h.add(f.path()).add(f.abs_path()).add(f.project_path()).add(infos[i].project_path);
-    h.add(uint64_t{target[i]} | uint64_t{f.is_notebook()} << 1);
-    h.add(f.text());
+    bool cpp = is_cpp_source(f.path());
+    n_cpp += cpp;
+    for (cache::Hasher* x : {&h, cpp ? &cpp_h : nullptr}) {
+      if (!x) continue;
+      x->add(f.path()).add(f.abs_path()).add(f.project_path()).add(infos[i].project_path);
+      x->add(uint64_t{target[i]} | uint64_t{f.is_notebook()} << 1);
+      x->add(f.text());
+    }
   }
   cache::Hash key = h.finish();
+  cpp_h.add(n_cpp);
+  const CppHalfCache cpp_cache{disk.get(), cpp_h.finish()};
 
   if (auto hit = disk->load_run(key)) {
     LintResult res;
@@ -867,7 +911,7 @@ LintResult analyse_cached(std::vector<std::unique_ptr<SourceFile>> files, std::v
   LintOptions o = opts;
   o.tree_store = disk.get();
   o.clang_pch_dir = (dir / "clang").string();
-  LintResult res = analyse(std::move(files), std::move(target), std::move(infos), o, cs);
+  LintResult res = analyse(std::move(files), std::move(target), std::move(infos), o, cs, &cpp_cache);
   auto save_start = std::chrono::steady_clock::now();
   disk->save_run(key, {res.findings, res.messages, res.files_analysed, res.context_files});
   disk->prune();

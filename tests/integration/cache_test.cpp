@@ -141,6 +141,51 @@ TEST(Cache, AChangedHelperIsReparsedAloneAndTheScriptsFindingFollowsIt) {
   EXPECT_EQ(run_cli("--format json --select TL101 --no-cache .", p.root.string()).out, after.out);
 }
 
+// The C++ half of a run is kept apart: a Python edit takes it from the cache, a C++ edit
+// analyses it again, and the output is a cold run's every time.
+TEST(Cache, ThePythonAndCppHalvesAreKeptApart) {
+  Project p;
+  const std::string cpp_loop = R"(#include <torch/torch.h>
+void train(torch::nn::Linear& model, torch::optim::SGD& opt) {
+  for (int64_t step = 0; step < 100; ++step) {
+    opt.zero_grad();
+    auto loss = model->forward(torch::randn({8, 4})).sum();
+    loss.backward();
+    opt.step();
+    torch::save(model, "model.pt");
+  }
+}
+)";
+  write_file(p.root / "native" / "train.cpp", cpp_loop);
+  auto lint = [&](const std::string& extra) {
+    setenv("TRAINLINT_TIMING", "1", 1);
+    CliResult r = run_cli("--format json --select TL101,TL103 " + extra + " .", p.root.string());
+    unsetenv("TRAINLINT_TIMING");
+    return r;
+  };
+  const std::string cached = "--cache-dir '" + p.cache.string() + "'";
+  CliResult cold = lint(cached);
+  ASSERT_EQ(cold.rc, 1) << cold.err;
+  ASSERT_TRUE(contains(cold.out, "train.cpp")) << cold.out;
+  ASSERT_TRUE(contains(cold.out, "train.py")) << cold.out;
+  EXPECT_FALSE(contains(cold.err, "C++ (from the cache)")) << cold.err;
+  // a Python edit: the C++ half comes from the cache, the Python finding follows the helper
+  write_file(p.root / "helpers.py", kHelperIdle);
+  CliResult py_edit = lint(cached);
+  EXPECT_TRUE(contains(py_edit.err, "C++ (from the cache)")) << py_edit.err;
+  EXPECT_EQ(py_edit.out, lint("--no-cache").out);
+  EXPECT_TRUE(contains(py_edit.out, "train.cpp")) << py_edit.out;
+  EXPECT_FALSE(contains(py_edit.out, "train.py")) << py_edit.out;
+  // a C++ edit: analysed again, and its finding goes
+  std::string fixed = cpp_loop;
+  fixed.replace(fixed.find("    torch::save(model, \"model.pt\");\n"), std::string("    torch::save(model, \"model.pt\");\n").size(), "");
+  write_file(p.root / "native" / "train.cpp", fixed);
+  CliResult cpp_edit = lint(cached);
+  EXPECT_FALSE(contains(cpp_edit.err, "C++ (from the cache)")) << cpp_edit.err;
+  EXPECT_EQ(cpp_edit.out, lint("--no-cache").out);
+  EXPECT_FALSE(contains(cpp_edit.out, "train.cpp")) << cpp_edit.out;
+}
+
 TEST(Cache, TheRuleSelectionAndTheConfigurationArePartOfTheKey) {
   Project p;
   CliResult a = p.lint();
