@@ -4,6 +4,8 @@
 // program's facts.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analyzer/python/model.h"
 #include "support/test_support.h"
 
@@ -355,4 +357,76 @@ def main(ds, model, opt):
                                {"TL201", "TL203"});
   ASSERT_EQ(loader_cpu.findings.size(), 2u);
   for (auto& f : loader_cpu.findings) EXPECT_EQ(f.message.find("GPU"), std::string::npos) << f.message;
+}
+
+// Programs are reached on the run's threads: each program's reached functions, classes and dead
+// branches are the same whatever the thread count, and dead branches still differ per program.
+TEST(ProgramReach, TheSameOnOneThreadOrMany) {
+  std::vector<std::pair<std::string, std::string>> files = {{"lib.py", R"(def helper(x, use_amp=False):
+    if use_amp:
+        return amp_path(x)
+    return plain(x)
+
+def amp_path(x):
+    return x
+
+def plain(x):
+    return x
+
+class Trainer:
+    def __init__(self, fast):
+        self.fast = fast
+
+    def run(self):
+        if self.fast:
+            return fast_step()
+        return slow_step()
+
+def fast_step():
+    pass
+
+def slow_step():
+    pass
+)"}};
+  for (int i = 0; i < 12; ++i) {
+    std::string s = "from lib import helper, Trainer\n";
+    s += i % 2 ? "helper(1, use_amp=True)\n" : "helper(1)\n";
+    s += i % 3 ? "Trainer(False).run()\n" : "Trainer(True).run()\n";
+    files.emplace_back("script" + std::to_string(i) + ".py", s);
+  }
+  auto build_with = [&](unsigned threads) {
+    std::vector<std::unique_ptr<SourceFile>> srcs;
+    for (auto& [p, t] : files) srcs.push_back(std::make_unique<SourceFile>(p, t));
+    return ProgramModel::build(std::move(srcs), threads);
+  };
+  // per program: entry, reached qualnames, reached class names, dead branch positions
+  auto summary = [](const ProgramModel& pm) {
+    std::vector<std::string> out;
+    for (auto& p : pm.programs()) {
+      std::string s = p.entry ? p.entry->path : "?";
+      for (uint32_t id : p.reached_ids) s += " " + pm.functions()[id]->qualname;
+      std::vector<std::string> cls;
+      for (const Class* c : p.reached_classes) cls.push_back(c->qualname);
+      std::sort(cls.begin(), cls.end());
+      for (auto& c : cls) s += " class:" + c;
+      std::vector<std::string> dead;
+      for (auto& [m, nodes] : p.dead_branches)
+        for (NodeId n : nodes) dead.push_back(m->path + ":" + std::to_string(m->tree.pos(n).line));
+      std::sort(dead.begin(), dead.end());
+      for (auto& d : dead) s += " dead:" + d;
+      out.push_back(s);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  ProgramModel one = build_with(1), many = build_with(4);
+  auto a = summary(one), b = summary(many);
+  EXPECT_EQ(a, b);
+  // the programs differ where their arguments do
+  const Function& amp = fn(one, "lib.py", "amp_path");
+  const Function& fast = fn(one, "lib.py", "fast_step");
+  EXPECT_FALSE(program_of(one, "script0.py").reaches(&amp));
+  EXPECT_TRUE(program_of(one, "script1.py").reaches(&amp));
+  EXPECT_TRUE(program_of(one, "script0.py").reaches(&fast));
+  EXPECT_FALSE(program_of(one, "script1.py").reaches(&fast));
 }
