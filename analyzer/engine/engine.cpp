@@ -284,6 +284,21 @@ struct CppHalfCache {
   cache::Hash key;
 };
 
+// A cache entry as (part of) a run's result: its findings, messages and counts, the reported
+// files' infos, and the files themselves moved into `sources` (reporters quote them).
+void take_cached(LintResult& res, cache::RunResult&& hit, std::vector<std::unique_ptr<SourceFile>>& files,
+                 const std::vector<bool>& target, const std::vector<FileInfo>& infos,
+                 std::vector<std::shared_ptr<const SourceFile>>& sources) {
+  res.findings = std::move(hit.findings);
+  res.messages = std::move(hit.messages);
+  res.files_analysed = hit.files_analysed;
+  res.context_files = hit.context_files;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (target[i]) res.files[files[i]->path()] = infos[i];
+    sources.push_back(std::shared_ptr<const SourceFile>(std::move(files[i])));
+  }
+}
+
 // Model + rules + per-file filtering over read sources. `infos[i]` describes sources[i].
 LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<bool> target, std::vector<FileInfo> infos,
                    const LintOptions& opts, std::shared_ptr<ConfigSet> cs, const CppHalfCache* cpp_cache = nullptr);
@@ -773,14 +788,7 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
     auto start = std::chrono::steady_clock::now();
     if (cpp_cache)
       if (auto hit = cpp_cache->disk->load_run(cpp_cache->key)) {
-        cpp_res.findings = std::move(hit->findings);
-        cpp_res.messages = std::move(hit->messages);
-        cpp_res.files_analysed = hit->files_analysed;
-        cpp_res.context_files = hit->context_files;
-        for (size_t i = 0; i < cpp_files.size(); ++i) {
-          if (cpp_target[i]) cpp_res.files[cpp_files[i]->path()] = cpp_infos[i];
-          cpp_res.cpp_sources.push_back(std::shared_ptr<const SourceFile>(std::move(cpp_files[i])));
-        }
+        take_cached(cpp_res, std::move(*hit), cpp_files, cpp_target, cpp_infos, cpp_res.cpp_sources);
         timing("C++ (from the cache)", ms_since(start));
         return;
       }
@@ -896,14 +904,7 @@ LintResult analyse_cached(std::vector<std::unique_ptr<SourceFile>> files, std::v
   if (auto hit = disk->load_run(key)) {
     LintResult res;
     res.configs = cs;
-    res.findings = std::move(hit->findings);
-    res.messages = std::move(hit->messages);
-    res.files_analysed = hit->files_analysed;
-    res.context_files = hit->context_files;
-    for (size_t i = 0; i < files.size(); ++i) {
-      if (target[i]) res.files[files[i]->path()] = infos[i];
-      res.cached_sources.push_back(std::shared_ptr<const SourceFile>(std::move(files[i])));
-    }
+    take_cached(res, std::move(*hit), files, target, infos, res.cached_sources);
     timing("cache (a whole-run hit)", ms_since(start));
     return res;
   }
