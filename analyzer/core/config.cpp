@@ -359,11 +359,8 @@ bool holds_project_marker(const fs::path& d) {
 }  // namespace
 
 fs::path find_project_root(const fs::path& abs_dir) {
-  for (fs::path d = abs_dir;; d = d.parent_path()) {
-    if (holds_project_marker(d)) return d;
-    if (!d.has_parent_path() || d.parent_path() == d) break;
-  }
-  return {};
+  std::unordered_map<std::string, fs::path> memo;
+  return find_project_root(abs_dir, memo);
 }
 
 fs::path find_project_root(const fs::path& abs_dir, std::unordered_map<std::string, fs::path>& memo) {

@@ -277,6 +277,11 @@ struct Prepared {
   std::vector<size_t> entry_of_source;
 };
 
+// The threads a run uses: -j N, else one per core.
+unsigned run_threads(const LintOptions& opts) {
+  return opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
 // Where the on-disk cache keeps the C++ half of a run: its findings depend on the C++ files, the
 // options and the configurations only, so an edit to a Python file does not re-analyse them.
 struct CppHalfCache {
@@ -553,7 +558,7 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
                    const LintOptions& opts, std::shared_ptr<ConfigSet> cs) {
   LintResult res;
   res.configs = cs;
-  unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = run_threads(opts);
   std::unordered_map<std::string, size_t> index_of;  // display path -> index
   for (size_t i = 0; i < files.size(); ++i) {
     index_of[files[i]->path()] = i;
@@ -684,7 +689,7 @@ void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vect
     cpp::ClangOptions co;
     co.compile_db_dir = opts.compile_db;
     co.pch_dir = opts.clang_pch_dir;
-    co.threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+    co.threads = run_threads(opts);
     auto typed_start = std::chrono::steady_clock::now();
     cpp::ClangResult cr = typed_module->typed_facts(ptrs, target, co);
     std::unordered_set<std::string> targets;
@@ -797,7 +802,7 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
       cpp_cache->disk->save_run(cpp_cache->key,
                                 {cpp_res.findings, cpp_res.messages, cpp_res.files_analysed, cpp_res.context_files});
   };
-  unsigned threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned threads = run_threads(opts);
   on_analysis_stack([&] {
     if (threads < 2 || py_files.empty()) {
       res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
@@ -1104,7 +1109,7 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
       r.src = source_from_text(e.display, ov->second, r.messages);
     else r.src = read_source(e.display, opts.max_file_bytes, r.messages, r.io_error);
   };
-  unsigned read_threads = opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  unsigned read_threads = run_threads(opts);
   if (read_threads > 1 && entries.size() > 1) parallel_for(entries.size(), read_threads, read_one);
   else
     for (size_t i = 0; i < entries.size(); ++i) read_one(i);

@@ -160,13 +160,8 @@ struct ModelBuilder {
       }
       if (sm && sm != &m) m.star_imports.emplace_back(sm, node);
     }
-    std::vector<uint32_t>& pending = param_pending[m.index];
-    for (uint32_t i = 0; i < m.calls.size(); ++i) {
-      Call& c = m.calls[i];
-      uint64_t before = ProgramModel::param_lookups();
-      resolve_call(m, c);
-      if (!c.target && c.qname.empty() && ProgramModel::param_lookups() != before) pending.push_back(i);
-    }
+    for (uint32_t i = 0; i < m.calls.size(); ++i)
+      if (resolve_call_may_change(m, m.calls[i])) param_pending[m.index].push_back(i);
     for (auto& cp : m.classes) {
       Class& cl = *cp;
       for (NodeId b : cl.base_exprs) {
@@ -182,6 +177,14 @@ struct ModelBuilder {
         if (m.tree.is(e, K::Call)) e = m.tree.field(e, F::Function);
         fp->decorators.push_back(pm.qualified_name(m, e));
       }
+  }
+
+  // resolve_call, and whether a parameter instance found later may change its answer: still
+  // unresolved, and its resolution met a parameter (resolve_param_instances re-resolves those).
+  bool resolve_call_may_change(Module& m, Call& c) {
+    uint64_t before = ProgramModel::param_lookups();
+    resolve_call(m, c);
+    return !c.target && c.qname.empty() && ProgramModel::param_lookups() != before;
   }
 
   void resolve_call(Module& m, Call& c) {
@@ -268,13 +271,11 @@ struct ModelBuilder {
         size_t keep = 0;
         for (uint32_t i : pending) {
           Call& c = mp->calls[i];
-          uint64_t before = ProgramModel::param_lookups();
-          resolve_call(*mp, c);
+          if (resolve_call_may_change(*mp, c)) pending[keep++] = i;
           if (c.target) {
             callers[c.target->id].push_back(&c);
             judge[c.target->id] = 1;
           }
-          if (!c.target && c.qname.empty() && ProgramModel::param_lookups() != before) pending[keep++] = i;
         }
         pending.resize(keep);
       }

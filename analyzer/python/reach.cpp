@@ -174,7 +174,6 @@ struct ProgramReach {
     for (auto& mp : pm.modules_)
       for (auto& c : mp->classes) class_index_.emplace(c.get(), static_cast<uint32_t>(class_index_.size()));
     succ_.assign(pm.functions_.size(), {});
-    succ_done_.assign(pm.functions_.size(), 0);
     if_candidates_.assign(pm.functions_.size(), {});
     parallel_for(pm.functions_.size(), threads, [&](size_t i) { if_candidates_[i] = if_candidates(*pm.functions_[i]); });
 
@@ -183,7 +182,7 @@ struct ProgramReach {
     // written. (Programs are many, and where the tree is a library that imports itself, as
     // torch does, each reaches most of it: 1.1 s of a run on Debian's torch package.)
     parallel_for(pm.functions_.size(), threads,
-                 [&](size_t i) { successors(*pm.functions_[i], fn_refs, nested); });
+                 [&](size_t i) { succ_[i] = successors(*pm.functions_[i], fn_refs, nested); });
     parallel_for(pm.programs_.size(), threads, [&](size_t i) {
       thread_local ReachScratch scratch;
       Program& p = pm.programs_[i];
@@ -264,15 +263,14 @@ struct ProgramReach {
   }
   // The functions and classes a function's calls, references and nested definitions lead to,
   // each once: the same in every program without dead branches, so computed once per function
-  // (each call writes only its own function's entry).
+  // before the programs are reached (succ_).
   struct Successors {
     std::vector<Function*> fns;
     std::vector<Class*> classes;
   };
-  const Successors& successors(const Function& f, const std::vector<std::vector<Ref>>& fn_refs,
+  static Successors successors(const Function& f, const std::vector<std::vector<Ref>>& fn_refs,
                                const std::vector<std::vector<Function*>>& nested) {
-    if (succ_done_[f.id]) return succ_[f.id];
-    Successors& s = succ_[f.id];
+    Successors s;
     for (uint32_t ci : f.calls) {
       const Call& c = f.mod->calls[ci];
       if (c.target) s.fns.push_back(c.target);
@@ -289,12 +287,10 @@ struct ProgramReach {
     };
     dedup(s.fns);
     dedup(s.classes);
-    succ_done_[f.id] = 1;
     return s;
   }
-  std::vector<Successors> succ_;
+  std::vector<Successors> succ_;  // per function id
   std::unordered_map<const Class*, uint32_t> class_index_;  // every analysed class, numbered
-  std::vector<char> succ_done_;
   std::vector<ModuleSeeds> seeds_;
   std::vector<std::vector<NodeId>> if_candidates_;  // per function id
 
@@ -554,7 +550,7 @@ struct ProgramReach {
         Function* f = work.front();
         work.pop_front();
         if (!affected[f->id]) {  // no call of it is in a dead branch: where it leads, deduplicated once
-          const Successors& s = successors(*f, fn_refs, nested);
+          const Successors& s = succ_[f->id];
           for (Function* g : s.fns) add_fn(g);
           for (Class* c : s.classes) add_cls(c);
           continue;
