@@ -89,29 +89,22 @@ inline TSParser* thread_parser(const TSLanguage* lang) {
 template <class K, class F>
 struct TreeAccess {
   // Fills `t` (empty) from a tree-sitter tree of `src`; a null tree (the parser gave up) becomes
-  // one error.
-  // With `more_pieces` (the first piece of a file parsed in pieces: append_piece follows), room is
-  // reserved for the whole file's nodes. Otherwise the nodes are gathered in this thread's scratch
-  // array and copied into one of exactly their size: a tree's array is never over-allocated
+  // one error. The nodes are gathered in this thread's scratch array and copied into one of
+  // exactly their size: a tree's array is never over-allocated
   // (estimating the count from the text's length over- or under-shot by half, and growing by
   // doubling held both the old and the new array at once), and the scratch's pages, touched once,
   // serve every file the thread converts.
-  static void build(Tree<K, F>& t, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g,
-                    bool more_pieces = false) {
+  static void build(Tree<K, F>& t, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g) {
     t.src_ = &src;
     if (!tree) {
       t.errors_.emplace_back(0, "the parser gave up on this file");
       return;
     }
-    if (more_pieces) {
-      t.nodes_.reserve(src.text().size() / 4 + 64);
-      walk(t, ts_tree_root_node(tree), g, 0, false);
-      return;
-    }
     thread_local std::vector<Node<K, F>> scratch;
     scratch.clear();
     std::swap(t.nodes_, scratch);  // t.nodes_: the scratch's capacity; scratch: t's empty array
-    walk(t, ts_tree_root_node(tree), g, 0, false);
+    walk(t, ts_tree_root_node(tree), g, 0);
+    scratch.reserve(t.nodes_.size());  // scratch: t's empty array, now of exactly the size needed
     scratch.assign(t.nodes_.begin(), t.nodes_.end());
     std::swap(t.nodes_, scratch);
     // a large file's scratch is not kept for the rest of the run (64K nodes: 1.5 MB; most files
@@ -119,14 +112,40 @@ struct TreeAccess {
     constexpr size_t kKeep = size_t{1} << 16;
     if (scratch.capacity() > kKeep) std::vector<Node<K, F>>().swap(scratch);
   }
-  // Appends a tree-sitter tree of the piece of `t`'s source that starts at byte `offset`: the
-  // children of its root go after the children of `t`'s root (built by `build` from the first
-  // piece), their positions moved by `offset`, and the root then ends where the piece ends. For a
-  // file parsed in pieces cut at top-level statements, whose trees together are the whole file's.
-  static void append_piece(Tree<K, F>& t, const TSTree* tree, uint32_t offset, const Grammar<K, F>& g) {
+  // For a file parsed in pieces cut at top-level statements, whose trees together are the whole
+  // file's: `piece` (empty) becomes the tree of the piece of `src` that starts at byte `offset`
+  // (its positions are the file's), on whichever thread parsed it; append() then joins the pieces
+  // in order.
+  static void build_piece(Tree<K, F>& piece, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g,
+                          uint32_t offset) {
+    piece.src_ = &src;
     TSNode root = ts_tree_root_node(tree);
-    walk(t, root, g, offset, true);
-    t.nodes_[0].end = offset + ts_node_end_byte(root);
+    piece.nodes_.reserve(ts_node_end_byte(root) / 4 + 64);  // about the nodes of Python text
+    walk(piece, root, g, offset);
+  }
+  // Appends `piece` (build_piece) to `t`: the first piece is copied whole (with room reserved for
+  // the whole file's nodes, `nodes_hint`), a later one's root is left out and the children of its
+  // root go after the children of `t`'s root, which then ends where the piece ends.
+  static void append(Tree<K, F>& t, const Tree<K, F>& piece, size_t nodes_hint) {
+    if (t.nodes_.empty()) {
+      t.src_ = piece.src_;
+      t.nodes_.reserve(std::max(nodes_hint, piece.nodes_.size()));
+      t.nodes_.assign(piece.nodes_.begin(), piece.nodes_.end());
+      t.errors_ = piece.errors_;
+      return;
+    }
+    const NodeId base = static_cast<NodeId>(t.nodes_.size()) - 1;  // the piece's node j becomes base + j
+    for (size_t j = 1; j < piece.nodes_.size(); ++j) {
+      Node<K, F> nd = piece.nodes_[j];
+      nd.parent = nd.parent == 0 ? 0 : base + nd.parent;
+      nd.subtree_end += base;
+      t.nodes_.push_back(nd);
+    }
+    t.nodes_[0].end = piece.nodes_[0].end;
+    t.nodes_[0].subtree_end = static_cast<NodeId>(t.nodes_.size());
+    // the piece's root is not copied, nor is a syntax error reported at it
+    const bool root_error = piece.nodes_[0].kind == K::Error;
+    t.errors_.insert(t.errors_.end(), piece.errors_.begin() + (root_error ? 1 : 0), piece.errors_.end());
   }
   static void set_source(Tree<K, F>& t, const SourceFile* src) { t.src_ = src; }
 
@@ -137,9 +156,8 @@ struct TreeAccess {
     ~CursorGuard() { ts_tree_cursor_delete(&c); }
   };
 
-  // Pre-order copy of the tree under `root`, positions moved by `offset`. With `into_root`, `root`
-  // itself is not copied: its children are appended to the children of node 0.
-  static void walk(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g, uint32_t offset, bool into_root) {
+  // Pre-order copy of the tree under `root` into `t` (empty), positions moved by `offset`.
+  static void walk(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g, uint32_t offset) {
     CursorGuard cur(root);
     std::vector<NodeId> stack;  // ancestors of the current node
     // a MISSING token (error recovery inserted it) is a syntax error, whether copied or dropped
@@ -164,13 +182,8 @@ struct TreeAccess {
       else note_missing(n);
       return id;
     };
-    NodeId id = 0;
-    if (into_root) {
-      stack.push_back(0);
-    } else {
-      id = add(ts_tree_cursor_current_node(&cur.c), 0);
-      stack.push_back(id);
-    }
+    NodeId id = add(ts_tree_cursor_current_node(&cur.c), 0);
+    stack.push_back(id);
     if (!ts_tree_cursor_goto_first_child(&cur.c)) {
       t.nodes_[id].subtree_end = static_cast<NodeId>(t.nodes_.size());
       return;

@@ -181,16 +181,35 @@ std::vector<size_t> chunk_starts(std::string_view s, size_t chunk) {
   return out;
 }
 
-// Parses `src` in pieces of about `chunk` bytes cut at top-level statements, converting and
-// freeing each piece's tree-sitter tree in order: the peak memory of a huge file is then its
-// converted tree, not tree-sitter's. With `threads` > 1, helper threads parse the pieces ahead of
-// the conversion (at most 2 x `threads` pieces ahead, so memory stays bounded), and the converting
-// thread parses too whenever the piece it needs is not taken. A piece with a syntax error is parsed
-// again together with the pieces after it (up to three more), in case the scan cut inside a
-// statement; an error that remains is the file's own, and error recovery stays within its piece (a
-// whole-file parse may recover differently: only files with syntax errors can differ). Null when
-// the scan finds no cut.
-std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned threads) {
+// True when the last statement of a piece's tree (comments aside) holds a syntax error, or the
+// piece has one and no statement: what a cut inside that statement (the scan misread the text)
+// would look like. An error only before it cannot come from the cut at the piece's end: the
+// statements before a cut are whole whatever follows them.
+bool error_at_end(const TSTree* tree) {
+  TSNode root = ts_tree_root_node(tree);
+  if (!ts_node_has_error(root)) return false;
+  if (ts_node_symbol(root) == static_cast<TSSymbol>(-1)) return true;  // the whole piece is an ERROR
+  static const TSSymbol comment = ts_language_symbol_for_name(grammar().lang, "comment", 7, true);
+  for (uint32_t i = ts_node_child_count(root); i-- > 0;) {
+    TSNode c = ts_node_child(root, i);
+    if (ts_node_symbol(c) == comment) continue;
+    return ts_node_has_error(c) || ts_node_is_missing(c);
+  }
+  return true;
+}
+
+// Parses `src` in pieces of about `chunk` bytes cut at top-level statements. Each piece's
+// tree-sitter tree is converted and freed by the thread that parsed it, and the converted pieces
+// are joined in order: the peak memory of a huge file is then its converted tree, not
+// tree-sitter's. With `threads` > 1, helper threads parse and convert pieces ahead of the join (at
+// most 2 x `threads` pieces ahead, so memory stays bounded), and the joining thread does the same
+// whenever the piece it needs is not taken. A piece whose last statement has a syntax error is
+// parsed again together with the pieces after it (up to three more), in case the scan cut inside
+// that statement; an error that remains, or one before the piece's last statement (a cut cannot
+// reach it), is the file's own, and error recovery stays within its piece (a whole-file parse may
+// recover differently: only files with syntax errors can differ). Null when the scan finds no
+// cut. `reparsed` (when given) counts the merged re-parses.
+std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned threads, size_t* reparsed) {
   std::string_view text = src.text();
   std::vector<size_t> starts = chunk_starts(text, chunk);
   if (starts.size() < 2) return std::nullopt;
@@ -201,31 +220,47 @@ std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned t
     ts_parser_reset(parser);
     return TreeHandle(ts_parser_parse_string(parser, nullptr, text.data() + b, static_cast<uint32_t>(e - b)));
   };
+  struct Piece {
+    Tree tree;
+    bool converted = false;  // false: the parser gave up, or the piece is parsed again merged
+    bool error_at_end = false;
+  };
+  // parses piece `i` and converts it, unless it is to be parsed again merged with the next ones
+  auto parse_piece = [&](size_t i) {
+    Piece p;
+    TreeHandle tr = parse(starts[i], starts[i + 1]);
+    p.error_at_end = !tr || error_at_end(tr.get());
+    if (tr && !(p.error_at_end && i + 1 < n)) {
+      Access::build_piece(p.tree, src, tr.get(), grammar(), static_cast<uint32_t>(starts[i]));
+      p.converted = true;
+    }
+    return p;
+  };
 
   threads = std::max(1u, threads);
   const size_t window = 2 * size_t{threads};
-  std::vector<TreeHandle> parsed(n);
+  std::vector<Piece> parsed(n);
   std::vector<char> ready(n, 0);
   std::mutex mu;
   std::condition_variable cv;
-  size_t next_parse = 0, converted = 0;
+  size_t next_parse = 0, joined = 0;
   bool stop = false;
-  // a piece may be taken when it is within the window ahead of the conversion, or when the
-  // converting thread needs it (`need`: a merge reaches past the window)
-  auto can_take = [&](size_t need = 0) { return next_parse < n && (next_parse < converted + window || next_parse <= need); };
-  auto parse_one = [&](std::unique_lock<std::mutex>& lk) {  // takes the next piece; lk held on entry and exit
+  // a piece may be taken when it is within the window ahead of the join, or when the joining
+  // thread needs it (`need`: a merge reaches past the window)
+  auto can_take = [&](size_t need = 0) { return next_parse < n && (next_parse < joined + window || next_parse <= need); };
+  auto take_one = [&](std::unique_lock<std::mutex>& lk) {  // takes the next piece; lk held on entry and exit
     size_t i = next_parse++;
     lk.unlock();
-    TreeHandle tr = parse(starts[i], starts[i + 1]);
+    Piece p = parse_piece(i);
     lk.lock();
-    parsed[i] = std::move(tr);
+    parsed[i] = std::move(p);
     ready[i] = 1;
     cv.notify_all();
   };
-  auto await = [&](size_t k) {  // piece k's tree, parsing pieces here while it is not taken
+  auto await = [&](size_t k) {  // piece k, parsing pieces here while it is not taken
     std::unique_lock lk(mu);
     while (!ready[k]) {
-      if (can_take(k)) parse_one(lk);
+      if (can_take(k)) take_one(lk);
       else cv.wait(lk);
     }
     return std::move(parsed[k]);
@@ -237,7 +272,7 @@ std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned t
       for (;;) {
         cv.wait(lk, [&] { return stop || can_take(); });
         if (stop) return;
-        parse_one(lk);
+        take_one(lk);
       }
     });
   struct Join {
@@ -256,21 +291,29 @@ std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned t
   } join{helpers, mu, cv, stop};
 
   Tree t;
+  const size_t nodes_hint = text.size() / 4 + 64;
   for (size_t k = 0; k < n;) {
     size_t next = k + 1;
-    TreeHandle piece = await(k);
-    for (int merged = 0; merged < 3 && next < n && (!piece || ts_node_has_error(ts_tree_root_node(piece.get())));
-         ++merged) {
+    Piece piece = await(k);
+    TreeHandle merged;
+    bool again = piece.error_at_end;
+    for (int m = 0; m < 3 && next < n && again; ++m) {
       await(next);  // parsed again as part of the merged piece
-      piece = parse(starts[k], starts[++next]);
+      merged = parse(starts[k], starts[++next]);
+      again = !merged || error_at_end(merged.get());
+      if (reparsed) ++*reparsed;
     }
-    if (!piece) return std::nullopt;  // the parser gave up: Tree::parse reports it for the whole file
-    if (k == 0) Access::build(t, src, piece.get(), grammar(), n > 1);
-    else Access::append_piece(t, piece.get(), static_cast<uint32_t>(starts[k]), grammar());
-    piece.reset();
+    if (merged) {
+      piece = Piece{};
+      Access::build_piece(piece.tree, src, merged.get(), grammar(), static_cast<uint32_t>(starts[k]));
+      merged.reset();
+    } else if (!piece.converted) {
+      return std::nullopt;  // the parser gave up: Tree::parse reports it for the whole file
+    }
+    Access::append(t, piece.tree, nodes_hint);
     {
       std::lock_guard lk(mu);
-      converted = k = next;
+      joined = k = next;
     }
     cv.notify_all();
   }
@@ -301,12 +344,13 @@ Tree Tree::from_tree_sitter(const SourceFile& src, const TSTree* tree) {
 
 Tree Tree::parse(const SourceFile& src, unsigned threads) {
   if (src.text().size() > 2 * kPieceBytes)
-    if (auto t = parse_pieces(src, kPieceBytes, threads)) return std::move(*t);
+    if (auto t = parse_pieces(src, kPieceBytes, threads, nullptr)) return std::move(*t);
   return parse_tree(src, nullptr, nullptr);
 }
 
-std::optional<Tree> Tree::parse_in_pieces(const SourceFile& src, size_t piece_bytes, unsigned threads) {
-  return parse_pieces(src, piece_bytes, threads);
+std::optional<Tree> Tree::parse_in_pieces(const SourceFile& src, size_t piece_bytes, unsigned threads,
+                                          size_t* reparsed) {
+  return parse_pieces(src, piece_bytes, threads, reparsed);
 }
 
 struct ParseCache::Entry {

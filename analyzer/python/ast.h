@@ -63,8 +63,10 @@ class Tree : public flat::Tree<K, F> {
   // for files over 2 MB, to bound memory and time on huge files), on up to `threads` threads:
   // the same tree as a whole-file
   // parse for a file without syntax errors; with one, error recovery stays within the statements
-  // of its piece. Nullopt when the file has no statement to cut at.
-  static std::optional<Tree> parse_in_pieces(const SourceFile& src, size_t piece_bytes, unsigned threads = 1);
+  // of its piece. Nullopt when the file has no statement to cut at. `reparsed` (when given) counts
+  // the re-parses of a piece whose last statement has an error together with the pieces after it.
+  static std::optional<Tree> parse_in_pieces(const SourceFile& src, size_t piece_bytes, unsigned threads = 1,
+                                             size_t* reparsed = nullptr);
 
   std::string_view type_name(NodeId n) const;  // the grammar's node type name
 
