@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "analyzer/core/flat_tree.h"
+#include "analyzer/core/huge_pages.h"
 
 namespace tl::flat {
 
@@ -105,6 +106,7 @@ struct TreeAccess {
     std::swap(t.nodes_, scratch);  // t.nodes_: the scratch's capacity; scratch: t's empty array
     walk(t, ts_tree_root_node(tree), g, 0);
     scratch.reserve(t.nodes_.size());  // scratch: t's empty array, now of exactly the size needed
+    advise_huge_pages(scratch.data(), scratch.capacity() * sizeof(Node<K, F>));
     scratch.assign(t.nodes_.begin(), t.nodes_.end());
     std::swap(t.nodes_, scratch);
     // a large file's scratch is not kept for the rest of the run (64K nodes: 1.5 MB; most files
@@ -121,6 +123,7 @@ struct TreeAccess {
     piece.src_ = &src;
     TSNode root = ts_tree_root_node(tree);
     piece.nodes_.reserve(ts_node_end_byte(root) / 4 + 64);  // about the nodes of Python text
+    advise_huge_pages(piece.nodes_.data(), piece.nodes_.capacity() * sizeof(Node<K, F>));
     walk(piece, root, g, offset);
   }
   // Appends `piece` (build_piece) to `t`: the first piece is copied whole (with room reserved for
@@ -130,6 +133,7 @@ struct TreeAccess {
     if (t.nodes_.empty()) {
       t.src_ = piece.src_;
       t.nodes_.reserve(std::max(nodes_hint, piece.nodes_.size()));
+      advise_huge_pages(t.nodes_.data(), t.nodes_.capacity() * sizeof(Node<K, F>));
       t.nodes_.assign(piece.nodes_.begin(), piece.nodes_.end());
       t.errors_ = piece.errors_;
       return;

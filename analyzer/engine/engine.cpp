@@ -22,6 +22,7 @@
 #include "analyzer/core/baseline.h"
 #include "analyzer/core/gitdiff.h"
 #include "analyzer/core/gitignore.h"
+#include "analyzer/core/huge_pages.h"
 #include "analyzer/core/notebook.h"
 #include "analyzer/core/parallel.h"
 #include "analyzer/core/suppression.h"
@@ -395,6 +396,8 @@ std::unique_ptr<SourceFile> read_source(const std::string& path, size_t max_byte
   // the size fstat gave: a file that grows while being read is read as it was; one that shrinks
   // (or is truncated) as far as it goes
   std::string text;
+  text.reserve(size);
+  advise_huge_pages(text.data(), size);  // before the first touch: a huge file's text faults in 2 MiB pages
   text.resize(size);
   size_t got = 0;
   while (got < size) {

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <string>
 
+#include "analyzer/core/huge_pages.h"
+
 namespace tl::py {
 namespace {
 
@@ -449,22 +451,51 @@ struct Collector {
 }  // namespace
 
 namespace {
-void index_function_defs(Module& m) {
+// One pass over the node kinds before the visit: every function definition in pre-order with the
+// index of the nearest one around it (the fn_defs / fn_def_outer half of enclosing_function's
+// index: it must see definitions the collector does not enter, so the visit cannot fill it), and
+// room for what the visit collects, reserved once at a bound of its size (the calls, loops and
+// statements of a file: a vector grown by doubling copies itself and touches twice its pages, and
+// a huge file's are tens of megabytes).
+void scan_kinds(Module& m) {
   const Tree& t = m.tree;
-  std::vector<std::pair<NodeId, Function*>> entered;
-  for (auto& f : m.functions)
-    if (t.is(f->def, K::FunctionDefinition)) entered.emplace_back(f->def, f.get());
-  std::sort(entered.begin(), entered.end());
-  size_t next = 0;
+  size_t calls = 0, loops = 0, assignments = 0, statements = 0;
   std::vector<int32_t> open;  // indices of the definitions around the node scanned
   for (NodeId n = 0; n < t.size(); ++n) {
-    if (t.kind(n) != K::FunctionDefinition) continue;
-    while (!open.empty() && !t.contains(m.fn_defs[static_cast<size_t>(open.back())], n)) open.pop_back();
+    switch (t.kind(n)) {
+      case K::Call: ++calls; break;
+      case K::ForStatement: case K::WhileStatement: ++loops; break;
+      case K::Assignment: case K::AugmentedAssignment: ++assignments; break;
+      case K::ExpressionStatement: ++statements; break;
+      case K::FunctionDefinition:
+        while (!open.empty() && !t.contains(m.fn_defs[static_cast<size_t>(open.back())], n)) open.pop_back();
+        m.fn_def_outer.push_back(open.empty() ? -1 : open.back());
+        open.push_back(static_cast<int32_t>(m.fn_defs.size()));
+        m.fn_defs.push_back(n);
+        break;
+      default: break;
+    }
+  }
+  m.calls.reserve(calls);
+  advise_huge_pages(m.calls.data(), m.calls.capacity() * sizeof(Call));
+  m.call_by_node.reserve(calls);
+  m.loops.reserve(loops);
+  m.loop_by_node.reserve(loops);
+  m.assignments.reserve(assignments);
+  m.expression_statements.reserve(statements);
+}
+
+// The Function of each definition in fn_defs, null where the collector did not enter it.
+void link_function_defs(Module& m) {
+  std::vector<std::pair<NodeId, Function*>> entered;
+  for (auto& f : m.functions)
+    if (m.tree.is(f->def, K::FunctionDefinition)) entered.emplace_back(f->def, f.get());
+  std::sort(entered.begin(), entered.end());
+  m.fn_def_fn.reserve(m.fn_defs.size());
+  size_t next = 0;
+  for (NodeId n : m.fn_defs) {
     while (next < entered.size() && entered[next].first < n) ++next;
-    m.fn_def_outer.push_back(open.empty() ? -1 : open.back());
     m.fn_def_fn.push_back(next < entered.size() && entered[next].first == n ? entered[next].second : nullptr);
-    open.push_back(static_cast<int32_t>(m.fn_defs.size()));
-    m.fn_defs.push_back(n);
   }
 }
 }  // namespace
@@ -473,10 +504,12 @@ void collect_module(Module& m) {
   if (m.tree.root() == kNone) return;
   m.scope.fn = nullptr;
   m.scope.parent = nullptr;
+  scan_kinds(m);
   Collector c(m);
   c.visit(m.tree.root());
-  index_function_defs(m);
-  // the model keeps these for the whole run: no room left over from growing by doubling
+  link_function_defs(m);
+  // the model keeps these for the whole run: no room left over (the visit may collect fewer
+  // than scan_kinds counted, in nesting too deep for it)
   m.calls.shrink_to_fit();
   m.loops.shrink_to_fit();
   m.assignments.shrink_to_fit();
