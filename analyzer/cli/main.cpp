@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "analyzer/cli/lint_command.h"
+#include "analyzer/cli/malloc_tuning.h"
 #include "analyzer/engine/engine.h"
 #include "analyzer/lsp/server.h"
 #include "analyzer/report/report.h"
@@ -99,6 +100,7 @@ int cmd_explain(const std::string& code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tl::cli::tune_malloc(argc, argv);  // may re-execute trainlint, before anything else happens
   CLI::App app{
       "trainlint: finds the habits in deep-learning training code that leave a GPU idle.\n\n"
       "  trainlint [OPTIONS] PATH...          lint files and folders (a file is analysed with its project)\n"

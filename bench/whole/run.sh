@@ -5,9 +5,10 @@
 #   bench/whole/run.sh --huge MB [--runs N] [TREE]  one MB-sized file made from the tree's files
 #
 # Tree mode: one hyperfine run, side by side: the bare parse (bench/bare/bare_parse.c: reads and
-# parses the same files with the same grammars, nothing else) and `trainlint` at -j 1, -j 2 and
-# all cores; then each one's peak RSS (GNU time, the median of 3 runs). Prints the ratios to the
-# bare parse. Huge mode: concatenates the tree's .py files that Python itself parses (so that the
+# parses the same files with the same grammars, nothing else), once with glibc's malloc defaults
+# and once with the malloc tunables trainlint gives itself, and `trainlint` at -j 1, -j 2 and all
+# cores; then each one's peak RSS (GNU time, the median of 3 runs). Prints the ratios to both bare
+# parses. Huge mode: concatenates the tree's .py files that Python itself parses (so that the
 # file is valid Python) into one file of about MB megabytes in a temporary folder, then the same
 # measurements on that file.
 # TRAINLINT=path picks the binary and BARE=path the bare parser (default: the first build folder
@@ -77,7 +78,10 @@ echo "input: $input ($bytes bytes of Python); $cores cores; $runs runs each"
 
 jobs=(1 2)
 [ "$cores" -gt 2 ] && jobs+=("$cores")
-names=(bare-parse) cmds=("$bare $input")
+# the bare parse twice: with glibc's defaults, and with the malloc tunables a trainlint lint run
+# gives itself (analyzer/cli/malloc_tuning.cpp; docs/install.md, "The allocator")
+tuned="GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864"
+names=(bare-parse bare-parse-tuned) cmds=("$bare $input" "env $tuned $bare $input")
 for j in "${jobs[@]}"; do names+=("trainlint-j$j"); cmds+=("$tl --quiet --no-cache -j $j $input"); done
 args=()
 for i in "${!cmds[@]}"; do args+=(--command-name "${names[$i]}" "${cmds[$i]}"); done
@@ -96,9 +100,10 @@ import json, statistics, sys
 tmp, names = sys.argv[1], sys.argv[2:]
 res = json.load(open(tmp + "/h.json"))["results"]
 base = statistics.median(res[0]["times"])
-print(f"{'command':<14} {'median':>9} {'min':>8} {'x bare parse':>13} {'peak RSS':>10}")
+base_tuned = statistics.median(res[1]["times"])
+print(f"{'command':<17} {'median':>9} {'min':>8} {'x bare parse':>13} {'x tuned bare':>13} {'peak RSS':>10}")
 for i, r in enumerate(res):
     m = statistics.median(r["times"])
     rss = int(open(f"{tmp}/rss.{i}").read().split()[0]) / 1024
-    print(f"{names[i]:<14} {m:>8.2f}s {min(r['times']):>7.2f}s {m / base:>12.2f}x {rss:>8.0f} MB")
+    print(f"{names[i]:<17} {m:>8.2f}s {min(r['times']):>7.2f}s {m / base:>12.2f}x {m / base_tuned:>12.2f}x {rss:>8.0f} MB")
 PY

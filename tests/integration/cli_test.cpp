@@ -712,4 +712,54 @@ TEST(CliBadInput, SymlinkLoopInAWalkedFolder) {
   EXPECT_TRUE(contains(r.out, "in 1 file.")) << r.out;
 }
 
+// A lint run re-executes itself once with glibc's malloc tunables (analyzer/cli/malloc_tuning.cpp)
+// and then gives the programs it starts the caller's environment: a `git` first on PATH, started
+// by --diff-base, notes the GLIBC_TUNABLES it sees and the two variables the re-execution uses.
+TEST(CliMalloc, ALintRunIsTunedAndTheProgramsItStartsSeeTheCallersEnvironment) {
+  TempDir d;
+  fs::path repo = d.path / "repo", bin = d.path / "bin", seen = d.path / "seen.txt";
+  write_file(repo / "train.py", kTrainGc);
+  ASSERT_EQ(std::system(("cd '" + repo.string() +
+                         "' && git init -q && git add train.py && git -c user.name=t -c user.email=t@t.invalid "
+                         "commit -qm first").c_str()),
+            0);
+  write_file(bin / "git", "#!/bin/sh\nprintf '%s|%s|%s\\n' \"${GLIBC_TUNABLES-unset}\" \"${TRAINLINT_MALLOC_TUNED-unset}\" "
+                          "\"${TRAINLINT_CALLER_GLIBC_TUNABLES-unset}\" >> '" + seen.string() +
+                          "'\nPATH=\"${PATH#" + bin.string() + ":}\" exec git \"$@\"\n");  // then the real git
+  fs::permissions(bin / "git", fs::perms::owner_all);
+  const std::string path = "PATH=\"" + bin.string() + ":$PATH\" ";
+  struct Case {
+    const char* env;       // shell assignments for the run
+    const char* says;      // what TRAINLINT_TIMING shows about malloc
+    const char* git_sees;  // GLIBC_TUNABLES in the program started (then the two markers: unset)
+  } cases[] = {
+      {"", "malloc: tuned (glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864); GLIBC_TUNABLES for the programs "
+           "trainlint starts: unset", "unset"},
+      {"GLIBC_TUNABLES=glibc.rtld.optional_static_tls=1024 ", "starts: 'glibc.rtld.optional_static_tls=1024'",
+       "glibc.rtld.optional_static_tls=1024"},
+      {"GLIBC_TUNABLES=glibc.malloc.arena_max=2 ", "malloc: the caller's GLIBC_TUNABLES, which tunes malloc, kept",
+       "glibc.malloc.arena_max=2"},
+      {"TRAINLINT_MALLOC=system ", "malloc: glibc's defaults (TRAINLINT_MALLOC=system)", "unset"},
+  };
+  std::string first_out;
+  for (const Case& c : cases) {
+    fs::remove(seen);
+    CliResult r = run_cli("--select TL101 --diff-base HEAD --no-cache .", repo.string(), "/dev/null",
+                          "env -u GLIBC_TUNABLES -u TRAINLINT_MALLOC " + std::string(c.env) + "TRAINLINT_TIMING=1 " + path);
+    EXPECT_EQ(r.rc, 0) << c.env << r.err;  // nothing changed since HEAD: no finding reported
+    EXPECT_TRUE(contains(r.err, c.says)) << c.env << r.err;
+    std::string lines = tl::test::read_file(seen);
+    ASSERT_FALSE(lines.empty()) << c.env << ": git was not started";
+    std::string want = std::string(c.git_sees) + "|unset|unset\n";
+    for (size_t at = 0; at < lines.size(); at = lines.find('\n', at) + 1)
+      EXPECT_EQ(lines.substr(at, lines.find('\n', at) + 1 - at), want) << c.env;
+    if (first_out.empty()) first_out = r.out;
+    EXPECT_EQ(r.out, first_out) << c.env;
+  }
+  // the other subcommands are not re-executed
+  CliResult r = run_cli("rules", repo.string(), "/dev/null", "env -u GLIBC_TUNABLES TRAINLINT_TIMING=1 ");
+  EXPECT_EQ(r.rc, 0);
+  EXPECT_FALSE(contains(r.err, "malloc:")) << r.err;
+}
+
 }  // namespace
