@@ -513,8 +513,13 @@ struct ModelBuilder {
     // Per program: a name used as a device in one member and bound to an accelerator in another.
     pm.device_fns_ = device_fns;
     pm.accel_names_.assign(pm.programs_.size(), {});
-    for (auto& p : pm.programs_) {
+    parallel_for(pm.programs_.size(), threads, [&](size_t pi) {
+      const Program& p = pm.programs_[pi];
       for (Module* m : p.members) pm.accel_names_[p.id].insert(names[m->index].begin(), names[m->index].end());
+    });
+    // each program's own facts, on the run's threads (a program writes only its own fields)
+    parallel_for(pm.programs_.size(), threads, [&](size_t pi) {
+      Program& p = pm.programs_[pi];
       bool accel = false;
       bool lightning = false, lightning_cpu = false;
       auto any_runs = [&](const Module& m, const std::vector<NodeId>& sites, bool accel_sites = false) {
@@ -572,7 +577,7 @@ struct ModelBuilder {
         p.accel_mod = nullptr;
         p.accel_node = kNone;
       }
-    }
+    });
   }
 
   // Call sites of each analysed function, once every call is resolved.
@@ -1144,7 +1149,7 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
   compute_reachability(pm, threads);
   timer.lap("imports + programs + reach");
   b.accelerator_facts();
-  compute_accelerator_intent(pm);
+  compute_accelerator_intent(pm, threads);
   timer.lap("accelerator facts");
   b.framework_hooks();
   b.call_graph_facts();

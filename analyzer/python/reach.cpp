@@ -612,10 +612,11 @@ struct ProgramReach {
     return out;
   }
 
-  void intent() {
+  void intent(unsigned threads) {
     std::vector<std::vector<NodeId>> sites(pm.modules_.size());
-    for (auto& mp : pm.modules_) sites[mp->index] = intent_sites(*mp);
-    for (auto& p : pm.programs_) {
+    parallel_for(pm.modules_.size(), threads, [&](size_t i) { sites[i] = intent_sites(*pm.modules_[i]); });
+    parallel_for(pm.programs_.size(), threads, [&](size_t pi) {  // a program writes only its own flag
+      Program& p = pm.programs_[pi];
       for (Module* m : p.members) {
         for (NodeId n : sites[m->index])
           if (pm.runs_in_program(p, *m, n)) {
@@ -624,7 +625,7 @@ struct ProgramReach {
           }
         if (p.accelerator_intent) break;
       }
-    }
+    });
   }
 
   // ---- CUDA initialisation in execution order (TL302) ------------------------------------
@@ -787,7 +788,7 @@ struct ProgramReach {
 
 void mark_test_modules(ProgramModel& pm) { ProgramReach{pm}.mark_test_modules(); }
 void compute_reachability(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.reachability(threads); }
-void compute_accelerator_intent(ProgramModel& pm) { ProgramReach{pm}.intent(); }
+void compute_accelerator_intent(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.intent(threads); }
 void compute_cuda_init_order(ProgramModel& pm) { ProgramReach{pm}.cuda_order(); }
 int device_on_accelerator(const ProgramModel& pm, const Program& p, const Module& m, NodeId e) {
   return ProgramReach{const_cast<ProgramModel&>(pm)}.device_value(p, m, e, 0);

@@ -10,8 +10,9 @@ namespace tl::py {
 void mark_test_modules(ProgramModel& pm);
 // Program::reached / reached_classes: functions and classes reachable from each program's entry.
 void compute_reachability(ProgramModel& pm, unsigned threads);
-// Program::accelerator_intent, from the code the program runs.
-void compute_accelerator_intent(ProgramModel& pm);
+// Program::accelerator_intent, from the code the program runs (modules and programs on up to
+// `threads` threads).
+void compute_accelerator_intent(ProgramModel& pm, unsigned threads);
 // ProgramModel::cuda_initialised_before, following the calls from each entry in execution order.
 void compute_cuda_init_order(ProgramModel& pm);
 

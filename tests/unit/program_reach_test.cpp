@@ -392,6 +392,10 @@ def slow_step():
     std::string s = "from lib import helper, Trainer\n";
     s += i % 2 ? "helper(1, use_amp=True)\n" : "helper(1)\n";
     s += i % 3 ? "Trainer(False).run()\n" : "Trainer(True).run()\n";
+    // the accelerator facts, computed per program on the run's threads, differ between programs
+    if (i % 4 == 0) s += "import torch\ndevice = 'cuda'\nnet = torch.nn.Linear(2, 2).to(device)\n";
+    if (i % 4 == 1) s += "import torch\nuse_gpu = torch.cuda.is_available()\n";
+    if (i % 5 == 0) s += "for batch in loader:\n    loss = net(batch)\n    loss.backward()\n    opt.step()\n";
     files.emplace_back("script" + std::to_string(i) + ".py", s);
   }
   auto build_with = [&](unsigned threads) {
@@ -414,6 +418,10 @@ def slow_step():
         for (NodeId n : nodes) dead.push_back(m->path + ":" + std::to_string(m->tree.pos(n).line));
       std::sort(dead.begin(), dead.end());
       for (auto& d : dead) s += " dead:" + d;
+      s += std::string(" accelerator:") + (p.uses_accelerator ? "yes" : "no") + " intent:" +
+           (p.accelerator_intent ? "yes" : "no") + " step:" + (p.has_opt_step ? "yes" : "no") +
+           " backward:" + (p.has_backward ? "yes" : "no");
+      if (p.accel_mod) s += " at:" + p.accel_mod->path + ":" + std::to_string(p.accel_mod->tree.pos(p.accel_node).line);
       out.push_back(s);
     }
     std::sort(out.begin(), out.end());
@@ -422,6 +430,15 @@ def slow_step():
   ProgramModel one = build_with(1), many = build_with(4);
   auto a = summary(one), b = summary(many);
   EXPECT_EQ(a, b);
+  size_t on_accelerator = 0, with_intent = 0, stepping = 0;
+  for (auto& p : one.programs()) {
+    on_accelerator += p.uses_accelerator;
+    with_intent += p.accelerator_intent;
+    stepping += p.has_opt_step;
+  }
+  EXPECT_EQ(on_accelerator, 3u);  // script0, 4, 8
+  EXPECT_EQ(with_intent, 6u);     // those and script1, 5, 9
+  EXPECT_EQ(stepping, 3u);        // script0, 5, 10
   // the programs differ where their arguments do
   const Function& amp = fn(one, "lib.py", "amp_path");
   const Function& fast = fn(one, "lib.py", "fast_step");
