@@ -105,8 +105,7 @@ struct TreeAccess {
     scratch.clear();
     std::swap(t.nodes_, scratch);  // t.nodes_: the scratch's capacity; scratch: t's empty array
     walk(t, ts_tree_root_node(tree), g, 0);
-    scratch.reserve(t.nodes_.size());  // scratch: t's empty array, now of exactly the size needed
-    advise_huge_pages(scratch.data(), scratch.capacity() * sizeof(Node<K, F>));
+    reserve_with_huge_pages(scratch, t.nodes_.size());  // scratch: t's empty array, now of exactly the size needed
     scratch.assign(t.nodes_.begin(), t.nodes_.end());
     std::swap(t.nodes_, scratch);
     // a large file's scratch is not kept for the rest of the run (64K nodes: 1.5 MB; most files
@@ -122,8 +121,7 @@ struct TreeAccess {
                           uint32_t offset) {
     piece.src_ = &src;
     TSNode root = ts_tree_root_node(tree);
-    piece.nodes_.reserve(ts_node_end_byte(root) / 4 + 64);  // about the nodes of Python text
-    advise_huge_pages(piece.nodes_.data(), piece.nodes_.capacity() * sizeof(Node<K, F>));
+    reserve_with_huge_pages(piece.nodes_, ts_node_end_byte(root) / 4 + 64);  // about the nodes of Python text
     walk(piece, root, g, offset);
   }
   // Appends `piece` (build_piece) to `t`: the first piece is copied whole (with room reserved for
@@ -132,8 +130,7 @@ struct TreeAccess {
   static void append(Tree<K, F>& t, const Tree<K, F>& piece, size_t nodes_hint) {
     if (t.nodes_.empty()) {
       t.src_ = piece.src_;
-      t.nodes_.reserve(std::max(nodes_hint, piece.nodes_.size()));
-      advise_huge_pages(t.nodes_.data(), t.nodes_.capacity() * sizeof(Node<K, F>));
+      reserve_with_huge_pages(t.nodes_, std::max(nodes_hint, piece.nodes_.size()));
       t.nodes_.assign(piece.nodes_.begin(), piece.nodes_.end());
       t.errors_ = piece.errors_;
       return;

@@ -33,4 +33,12 @@ inline void advise_huge_pages(const void* p, size_t bytes) {
 #endif
 }
 
+// Reserves room for `n` elements in `buffer` (a std::vector or std::string about to be filled)
+// and asks for huge pages on that room (advise_huge_pages), before anything touches it.
+template <class Buffer>
+void reserve_with_huge_pages(Buffer& buffer, size_t n) {
+  buffer.reserve(n);
+  advise_huge_pages(buffer.data(), buffer.capacity() * sizeof(*buffer.data()));
+}
+
 }  // namespace tl

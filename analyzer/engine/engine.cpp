@@ -396,8 +396,7 @@ std::unique_ptr<SourceFile> read_source(const std::string& path, size_t max_byte
   // the size fstat gave: a file that grows while being read is read as it was; one that shrinks
   // (or is truncated) as far as it goes
   std::string text;
-  text.reserve(size);
-  advise_huge_pages(text.data(), size);  // before the first touch: a huge file's text faults in 2 MiB pages
+  reserve_with_huge_pages(text, size);  // before the first touch: a huge file's text faults in 2 MiB pages
   text.resize(size);
   size_t got = 0;
   while (got < size) {

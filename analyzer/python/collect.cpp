@@ -476,8 +476,7 @@ void scan_kinds(Module& m) {
       default: break;
     }
   }
-  m.calls.reserve(calls);
-  advise_huge_pages(m.calls.data(), m.calls.capacity() * sizeof(Call));
+  reserve_with_huge_pages(m.calls, calls);
   m.call_by_node.reserve(calls);
   m.loops.reserve(loops);
   m.loop_by_node.reserve(loops);
