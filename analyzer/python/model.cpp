@@ -196,6 +196,28 @@ Module* ProgramModel::module_for(std::string_view qname, std::string* rest, cons
 }
 
 Module* ProgramModel::relative_module(const Module& from, const std::string& q, std::string* rest) const {
+  // The answer depends on `from` only through its folder: everything before the file name.
+  const size_t slash = from.key.rfind('/');
+  std::string key = slash == std::string::npos ? std::string() : from.key.substr(0, slash + 1);
+  key += '\0';
+  key += q;
+  auto& shard = relative_memo_->shards[std::hash<std::string>{}(key) % relative_memo_->shards.size()];
+  {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    if (auto it = shard.answers.find(key); it != shard.answers.end()) {
+      if (rest && it->second.first) *rest = it->second.second;
+      return it->second.first;
+    }
+  }
+  std::string r;
+  Module* m = relative_module_uncached(from, q, &r);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  shard.answers.try_emplace(std::move(key), m, r);
+  if (rest && m) *rest = std::move(r);
+  return m;
+}
+
+Module* ProgramModel::relative_module_uncached(const Module& from, const std::string& q, std::string* rest) const {
   size_t dots = 0;
   while (dots < q.size() && q[dots] == '.') ++dots;
   std::filesystem::path dir = std::filesystem::path(from.key).parent_path();

@@ -7,8 +7,10 @@
 // Rules never re-implement loop or guard logic: they ask `runs_every_step`.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -418,6 +420,18 @@ class ProgramModel {
   std::vector<std::pair<std::string, double>> build_phases_;
   std::vector<Program> programs_;
   std::unordered_map<std::string, std::vector<Module*>> by_dotted_;  // every dotted suffix
+  // relative_module()'s answers, by the importing file's folder and the relative name: the same
+  // `from .utils import x` is looked up for every use of `x`, and each answer costs path
+  // normalisation. Filled by the link passes' threads (hence the locks); by_dotted_ is final by then.
+  struct RelativeModuleMemo {
+    struct Shard {
+      std::mutex mu;
+      std::unordered_map<std::string, std::pair<Module*, std::string>> answers;
+    };
+    std::array<Shard, 16> shards;
+  };
+  mutable std::unique_ptr<RelativeModuleMemo> relative_memo_ = std::make_unique<RelativeModuleMemo>();
+  Module* relative_module_uncached(const Module& from, const std::string& q, std::string* rest) const;
   std::unordered_map<std::string, std::vector<ArgDef*>> argdefs_;    // dest -> definitions
   std::unordered_set<std::string> cuda_names_;  // names bound to accelerator devices
   // per (function id): reach records from step loops
