@@ -342,18 +342,24 @@ struct ModelBuilder {
   // Does expression v read any name in `names` (identifiers, or the last part of an attribute)?
   static bool reads_name_in(const Tree& t, NodeId v, const std::unordered_set<std::string>& names) {
     if (v == kNone || names.empty()) return false;
-    std::vector<NodeId> stack{v};
+    thread_local std::vector<NodeId> stack;  // reused, as in mentions_accelerator()
+    stack.assign(1, v);
+    thread_local std::string name;
+    auto in_names = [&](std::string_view n) {
+      name.assign(n);
+      return names.count(name) != 0;
+    };
     int budget = 2000;
     while (!stack.empty() && budget-- > 0) {
       NodeId x = stack.back();
       stack.pop_back();
-      if (t.is(x, K::Identifier) && names.count(std::string(t.text(x)))) return true;
+      if (t.is(x, K::Identifier) && in_names(t.text(x))) return true;
       if (t.is(x, K::Attribute)) {
         // self.device / args.device; not the function name of a call such as torch.device(...)
         NodeId p = t.parent(x);
         bool callee = p != kNone && t.is(p, K::Call) && t.field(p, F::Function) == x;
         NodeId a = t.field(x, F::Attribute);
-        if (!callee && a != kNone && names.count(std::string(t.text(a)))) return true;
+        if (!callee && a != kNone && in_names(t.text(a))) return true;
         NodeId o = t.field(x, F::Object);  // the attribute's own name is not a read of that name
         if (o != kNone) stack.push_back(o);
         continue;
@@ -402,23 +408,43 @@ struct ModelBuilder {
       Module& m = *pm.modules_[mi];
       auto& ns = names[m.index];
       for (const char* dn : {"local_rank", "rank", "gpu", "gpu_id", "device_id", "local_device"}) ns.insert(dn);
+      // A name already in the set is skipped: inserting it again changes nothing. So after the
+      // first round, whose values that mention an accelerator have put their names in, only
+      // reads_name_in() can add one (mentions_accelerator() of the rest is still false).
+      std::string key;
+      auto known = [&](std::string_view n) {
+        key.assign(n);
+        return ns.count(key) != 0;
+      };
       for (int round = 0; round < 4; ++round) {
         size_t before = ns.size();
+        auto adds = [&](NodeId v) {
+          return (round == 0 && mentions_accelerator(m.tree, v)) || reads_name_in(m.tree, v, ns);
+        };
         auto scan_scope = [&](const Scope& s) {
-          for (auto& [n, bs] : s.names)
+          for (auto& [n, bs] : s.names) {
+            if (known(n)) continue;
             for (auto& b : bs)
-              if (b.kind == Binding::Kind::Assign && b.value != kNone &&
-                  (mentions_accelerator(m.tree, b.value) || reads_name_in(m.tree, b.value, ns)))
+              if (b.kind == Binding::Kind::Assign && b.value != kNone && adds(b.value)) {
                 ns.insert(std::string(n));
+                break;
+              }
+          }
         };
         scan_scope(m.scope);
         for (auto& f : m.functions) scan_scope(f->scope);
         for (auto& c : m.classes)
-          for (auto& [a, vs] : c->attr_values)
+          for (auto& [a, vs] : c->attr_values) {
+            if (known(a)) continue;
             for (NodeId v : vs)
-              if (mentions_accelerator(m.tree, v) || reads_name_in(m.tree, v, ns)) ns.insert(std::string(a));
-        for (auto& d : m.argdefs)
-          if (d.has_default && mentions_accelerator(m.tree, d.default_value)) ns.insert(d.dest);
+              if (adds(v)) {
+                ns.insert(std::string(a));
+                break;
+              }
+          }
+        if (round == 0)
+          for (auto& d : m.argdefs)
+            if (d.has_default && mentions_accelerator(m.tree, d.default_value)) ns.insert(d.dest);
         if (ns.size() == before) break;
       }
       // functions returning a device

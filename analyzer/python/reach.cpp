@@ -577,9 +577,36 @@ struct ProgramReach {
   }
 
   // ---- accelerator intent (TL303) --------------------------------------------------------
+  // Does `s` hold, in any case, "cuda", "cudnn", "nccl", "gpu" or "torch.accelerator"? One pass over
+  // `s` (every identifier and short string of every module goes through here): the first letter
+  // picks the words worth comparing.
   static bool intent_text(std::string_view s) {
-    return icontains(s, "cuda") || icontains(s, "cudnn") || icontains(s, "nccl") || icontains(s, "gpu") ||
-           icontains(s, "torch.accelerator");
+    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; };
+    auto at = [&](size_t i, std::string_view w) {
+      if (s.size() - i < w.size()) return false;
+      for (size_t k = 1; k < w.size(); ++k)
+        if (lower(s[i + k]) != w[k]) return false;
+      return true;
+    };
+    for (size_t i = 0; i + 3 <= s.size(); ++i) {
+      switch (lower(s[i])) {
+        case 'c':
+          if (at(i, "cuda") || at(i, "cudnn")) return true;
+          break;
+        case 'n':
+          if (at(i, "nccl")) return true;
+          break;
+        case 'g':
+          if (at(i, "gpu")) return true;
+          break;
+        case 't':
+          if (at(i, "torch.accelerator")) return true;
+          break;
+        default:
+          break;
+      }
+    }
+    return false;
   }
   // Nodes of `m` that show the program expects an accelerator.
   std::vector<NodeId> intent_sites(const Module& m) const {

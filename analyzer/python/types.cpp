@@ -22,7 +22,8 @@ std::string_view type_kind_name(TypeKind k) {
 
 bool mentions_accelerator(const Tree& t, NodeId v) {
   if (v == kNone) return false;
-  std::vector<NodeId> stack{v};
+  thread_local std::vector<NodeId> stack;  // reused: called for most values of every module
+  stack.assign(1, v);
   int budget = 2000;
   while (!stack.empty() && budget-- > 0) {
     NodeId x = stack.back();
