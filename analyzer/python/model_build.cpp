@@ -40,6 +40,14 @@ bool is_optimizer_name(std::string_view recv_last) {
 }  // namespace
 
 struct ModelBuilder {
+  // Names of device values, asked about with the text of identifiers and attributes: looked up
+  // by string_view (heterogeneous lookup) without building a std::string per question.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
+
   ProgramModel& pm;
   unsigned threads = 1;  // for the passes that are independent per module
   // per module: its unresolved calls whose resolution met a parameter (resolve_param_instances)
@@ -340,26 +348,21 @@ struct ModelBuilder {
   }
 
   // Does expression v read any name in `names` (identifiers, or the last part of an attribute)?
-  static bool reads_name_in(const Tree& t, NodeId v, const std::unordered_set<std::string>& names) {
+  static bool reads_name_in(const Tree& t, NodeId v, const NameSet& names) {
     if (v == kNone || names.empty()) return false;
     thread_local std::vector<NodeId> stack;  // reused, as in mentions_accelerator()
     stack.assign(1, v);
-    thread_local std::string name;
-    auto in_names = [&](std::string_view n) {
-      name.assign(n);
-      return names.count(name) != 0;
-    };
     int budget = 2000;
     while (!stack.empty() && budget-- > 0) {
       NodeId x = stack.back();
       stack.pop_back();
-      if (t.is(x, K::Identifier) && in_names(t.text(x))) return true;
+      if (t.is(x, K::Identifier) && names.count(t.text(x))) return true;
       if (t.is(x, K::Attribute)) {
         // self.device / args.device; not the function name of a call such as torch.device(...)
         NodeId p = t.parent(x);
         bool callee = p != kNone && t.is(p, K::Call) && t.field(p, F::Function) == x;
         NodeId a = t.field(x, F::Attribute);
-        if (!callee && a != kNone && in_names(t.text(a))) return true;
+        if (!callee && a != kNone && names.count(t.text(a))) return true;
         NodeId o = t.field(x, F::Object);  // the attribute's own name is not a read of that name
         if (o != kNone) stack.push_back(o);
         continue;
@@ -371,7 +374,7 @@ struct ModelBuilder {
   }
 
   // Does a `from_pretrained(device_map=...)` value place the model on an accelerator (possibly)?
-  bool device_map_on_accelerator(const Module& m, NodeId dm, const std::unordered_set<std::string>& accel_names) const {
+  bool device_map_on_accelerator(const Module& m, NodeId dm, const NameSet& accel_names) const {
     const Tree& t = m.tree;
     if (mentions_accelerator(t, dm)) return true;
     if (t.is(dm, K::Dictionary)) {
@@ -381,7 +384,7 @@ struct ModelBuilder {
         if (v == kNone) continue;
         if (t.is(v, K::Integer) || mentions_accelerator(t, v)) return true;
         std::string d = dotted_text(t, v);
-        if (!d.empty() && accel_names.count(std::string(last_component(d)))) return true;
+        if (!d.empty() && accel_names.count(last_component(d))) return true;
       }
       return false;
     }
@@ -402,7 +405,7 @@ struct ModelBuilder {
   // torch.accelerator.current_accelerator()` then `device = torch.device(f"{acc}:0")` makes both
   // accelerator names. Functions whose return value is such a device count too (`dist_util.dev()`).
   void accelerator_facts() {
-    std::vector<std::unordered_set<std::string>> names(pm.modules_.size());
+    std::vector<NameSet> names(pm.modules_.size());
     std::vector<std::vector<const Function*>> device_fns_of(pm.modules_.size());
     parallel_for(pm.modules_.size(), threads, [&](size_t mi) {  // each module's own names
       Module& m = *pm.modules_[mi];
@@ -411,11 +414,6 @@ struct ModelBuilder {
       // A name already in the set is skipped: inserting it again changes nothing. So after the
       // first round, whose values that mention an accelerator have put their names in, only
       // reads_name_in() can add one (mentions_accelerator() of the rest is still false).
-      std::string key;
-      auto known = [&](std::string_view n) {
-        key.assign(n);
-        return ns.count(key) != 0;
-      };
       for (int round = 0; round < 4; ++round) {
         size_t before = ns.size();
         auto adds = [&](NodeId v) {
@@ -423,7 +421,7 @@ struct ModelBuilder {
         };
         auto scan_scope = [&](const Scope& s) {
           for (auto& [n, bs] : s.names) {
-            if (known(n)) continue;
+            if (ns.count(n)) continue;
             for (auto& b : bs)
               if (b.kind == Binding::Kind::Assign && b.value != kNone && adds(b.value)) {
                 ns.insert(std::string(n));
@@ -435,7 +433,7 @@ struct ModelBuilder {
         for (auto& f : m.functions) scan_scope(f->scope);
         for (auto& c : m.classes)
           for (auto& [a, vs] : c->attr_values) {
-            if (known(a)) continue;
+            if (ns.count(a)) continue;
             for (NodeId v : vs)
               if (adds(v)) {
                 ns.insert(std::string(a));
