@@ -20,10 +20,6 @@ std::string_view last_component(std::string_view d) {
   return p == std::string_view::npos ? d : d.substr(p + 1);
 }
 
-// ASCII case folding (what std::tolower does in the C locale, without a call per character: this
-// runs for every call of every file, is_optimizer_step among others).
-static inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
-
 bool icontains(std::string_view hay, std::string_view needle) {
   if (needle.size() > hay.size()) return false;
   if (needle.empty()) return true;

@@ -481,6 +481,9 @@ bool config_like_name(std::string_view n);
 
 // Small syntax helpers shared by the model and rules.
 std::string_view last_component(std::string_view dotted);
+// ASCII case folding (what std::tolower does in the C locale, without a call per character: it
+// runs for every call of every file, and for every identifier in the accelerator-intent pass).
+inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
 bool icontains(std::string_view hay, std::string_view needle);
 // The dotted text of a name / attribute chain ("self.train_loader"); empty for other shapes.
 std::string dotted_text(const Tree& t, NodeId n);

@@ -581,15 +581,14 @@ struct ProgramReach {
   // `s` (every identifier and short string of every module goes through here): the first letter
   // picks the words worth comparing.
   static bool intent_text(std::string_view s) {
-    auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; };
     auto at = [&](size_t i, std::string_view w) {
       if (s.size() - i < w.size()) return false;
       for (size_t k = 1; k < w.size(); ++k)
-        if (lower(s[i + k]) != w[k]) return false;
+        if (ascii_lower(s[i + k]) != w[k]) return false;
       return true;
     };
     for (size_t i = 0; i + 3 <= s.size(); ++i) {
-      switch (lower(s[i])) {
+      switch (ascii_lower(s[i])) {
         case 'c':
           if (at(i, "cuda") || at(i, "cudnn")) return true;
           break;
