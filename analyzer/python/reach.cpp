@@ -11,6 +11,8 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <thread>
 
 namespace tl::py {
@@ -639,12 +641,19 @@ struct ProgramReach {
   }
 
   void intent(unsigned threads) {
+    // A module's sites are found when a program first asks for them: a program stops at its first
+    // site that runs, so most members of most programs are never scanned (every identifier and
+    // short string of a module goes through intent_text()).
     std::vector<std::vector<NodeId>> sites(pm.modules_.size());
-    parallel_for(pm.modules_.size(), threads, [&](size_t i) { sites[i] = intent_sites(*pm.modules_[i]); });
+    std::unique_ptr<std::once_flag[]> scanned(new std::once_flag[pm.modules_.size()]);
+    auto sites_of = [&](const Module& m) -> const std::vector<NodeId>& {
+      std::call_once(scanned[m.index], [&] { sites[m.index] = intent_sites(m); });
+      return sites[m.index];
+    };
     parallel_for(pm.programs_.size(), threads, [&](size_t pi) {  // a program writes only its own flag
       Program& p = pm.programs_[pi];
       for (Module* m : p.members) {
-        for (NodeId n : sites[m->index])
+        for (NodeId n : sites_of(*m))
           if (pm.runs_in_program(p, *m, n)) {
             p.accelerator_intent = true;
             break;
