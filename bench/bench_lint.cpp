@@ -22,6 +22,7 @@
 #include "bench/median_reporter.h"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
+extern "C" const TSLanguage* tree_sitter_python_upstream(void);  // the grammar as fetched (cmake/Grammars.cmake)
 
 namespace {
 
@@ -70,6 +71,34 @@ void BM_Lint(benchmark::State& st) {
   st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(corpus().bytes));
   st.counters["threads"] = th;
 }
+
+// A block of `lines` comment lines between two methods of a class, indented `indent` spaces (4: at
+// the class body's depth; 0: code commented out at column 0), parsed by the grammar as fetched
+// (arg 0) and by the one trainlint compiles, whose scanner stops reading ahead over comments as
+// soon as the answer is known (arg 1; cmake/Grammars.cmake). Only the parse, one thread.
+//   trainlint_bench --benchmark_filter=CommentBlock
+void BM_CommentBlock(benchmark::State& st) {
+  const TSLanguage* lang = st.range(0) ? tree_sitter_python() : tree_sitter_python_upstream();
+  const auto lines = static_cast<size_t>(st.range(1));
+  const std::string pad(static_cast<size_t>(st.range(2)), ' ');
+  std::string text = "class C:\n    def f(self):\n        return 1\n";
+  for (size_t i = 0; i < lines; ++i) text += pad + "# note " + std::to_string(i) + ": why the code below does what it does\n";
+  text += "    def g(self):\n        return 2\n";
+  TSParser* p = ts_parser_new();
+  ts_parser_set_language(p, lang);
+  for (auto _ : st) {
+    TSTree* t = ts_parser_parse_string(p, nullptr, text.data(), static_cast<uint32_t>(text.size()));
+    benchmark::DoNotOptimize(t);
+    ts_tree_delete(t);
+  }
+  ts_parser_delete(p);
+  st.SetBytesProcessed(static_cast<int64_t>(st.iterations()) * static_cast<int64_t>(text.size()));
+}
+BENCHMARK(BM_CommentBlock)
+    ->ArgNames({"trainlint", "lines", "indent"})
+    ->ArgsProduct({{0, 1}, {1000, 2000, 4000}, {4, 0}})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 // Interleave so that machine noise hits both sides alike.
 BENCHMARK(BM_BareParse)->Arg(1)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3)->Repetitions(3);

@@ -17,10 +17,65 @@ if(NOT EXISTS ${TS_PYTHON_SRC}/parser.c OR NOT EXISTS ${TS_CPP_SRC}/parser.c)
   endif()
 endif()
 
-add_library(tree_sitter_python STATIC ${TS_PYTHON_SRC}/parser.c ${TS_PYTHON_SRC}/scanner.c)
+# tree-sitter-python's external scanner is compiled with one change of ours, which never changes a
+# tree. At every line end inside an indented block it reads ahead over all the comment lines that
+# follow, to learn the next code line's indentation, and the internal lexer then reads each of
+# those comments again; the line end after each of them starts the same read-ahead, so a block of
+# k comment lines costs k^2/2 line reads (4,000 comment lines in a class: 8 s). The change returns
+# as soon as the first comment line's indentation is known when the answer can no longer be
+# anything but "no token": no INDENT is possible, no NEWLINE either, and the comment is indented
+# at least as deep as the current block, so that it cannot start a DEDENT (the scanner's own
+# condition). That is the usual comment block; a block of comments indented less than the code
+# around it (code commented out at column 0 inside a function) still needs the read-ahead.
+# Measured on 8,604 real files and 20,000 generated ones (bench/README.md, "Huge files"):
+# the same trees, node for node. The upstream sources are left as fetched; the patched copy is
+# written into the build folder, and a grammar whose scanner no longer holds the anchor below
+# stops the configuration rather than building unpatched.
+set(TS_PYTHON_SCANNER ${CMAKE_BINARY_DIR}/grammars/tree-sitter-python/scanner.c)
+file(READ ${TS_PYTHON_SRC}/scanner.c ts_python_scanner)
+set(ts_anchor [=[            if (first_comment_indent_length == -1) {
+                first_comment_indent_length = (int32_t)indent_length;
+            }
+]=])
+set(ts_early_exit [=[            /* trainlint (cmake/Grammars.cmake): nothing later can make this call return a token */
+            if (!valid_symbols[INDENT] && !(valid_symbols[NEWLINE] && !error_recovery_mode) &&
+                (scanner->indents.size == 0 ||
+                 first_comment_indent_length >= (int32_t)*array_back(&scanner->indents))) {
+                return false;
+            }
+]=])
+string(FIND "${ts_python_scanner}" "${ts_anchor}" ts_at)
+if(ts_at EQUAL -1)
+  message(FATAL_ERROR "${TS_PYTHON_SRC}/scanner.c does not hold the code cmake/Grammars.cmake patches "
+                      "(was the pinned tree-sitter-python changed?); see the comment there")
+endif()
+string(REPLACE "${ts_anchor}" "${ts_anchor}${ts_early_exit}" ts_python_scanner "${ts_python_scanner}")
+file(WRITE ${TS_PYTHON_SCANNER}.new "${ts_python_scanner}")
+configure_file(${TS_PYTHON_SCANNER}.new ${TS_PYTHON_SCANNER} COPYONLY)  # rewritten only when it differs
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TS_PYTHON_SRC}/scanner.c)
+
+add_library(tree_sitter_python STATIC ${TS_PYTHON_SRC}/parser.c ${TS_PYTHON_SCANNER})
 target_include_directories(tree_sitter_python PRIVATE ${TS_PYTHON_SRC})
 set_target_properties(tree_sitter_python PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
 target_compile_options(tree_sitter_python PRIVATE -w -O2)
+
+# The Python grammar exactly as fetched, its symbols renamed (tree_sitter_python_upstream), for
+# the test that parses with both and requires the same trees (tests/unit/python_scanner_test.cpp)
+# and the benchmark that times both (bench/bench_lint.cpp, BM_CommentBlock).
+if(TRAINLINT_TESTS OR TRAINLINT_BENCH)
+  add_library(tree_sitter_python_upstream STATIC EXCLUDE_FROM_ALL ${TS_PYTHON_SRC}/parser.c ${TS_PYTHON_SRC}/scanner.c)
+  target_include_directories(tree_sitter_python_upstream PRIVATE ${TS_PYTHON_SRC})
+  set_target_properties(tree_sitter_python_upstream PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
+  target_compile_options(tree_sitter_python_upstream PRIVATE -w -O2)
+  set(ts_renamed tree_sitter_python=tree_sitter_python_upstream)
+  foreach(fn create destroy scan serialize deserialize)
+    list(APPEND ts_renamed tree_sitter_python_external_scanner_${fn}=tree_sitter_python_upstream_external_scanner_${fn})
+  endforeach()
+  target_compile_definitions(tree_sitter_python_upstream PRIVATE ${ts_renamed})
+  if(TRAINLINT_SANITIZE)  # a reference only, like the parse tables below
+    target_compile_options(tree_sitter_python_upstream PRIVATE -fno-sanitize=all)
+  endif()
+endif()
 
 # tree-sitter-cpp 0.23.4 (ABI 14, loads in Debian's libtree-sitter 0.20.7): its parser.c is 17 MB
 # of tables but compiles as one object in about 4 s at -O2 on the 2-core build machine (205 MB

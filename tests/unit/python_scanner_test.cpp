@@ -1,0 +1,203 @@
+// The Python grammar's external scanner is compiled with one change (cmake/Grammars.cmake): it
+// stops reading ahead over a block of comment lines as soon as nothing it could read would make
+// it return a token, which turns k^2 line reads into k. The change must never change a tree. The
+// grammar exactly as fetched is compiled into this test program as well, under other symbol names
+// (tests/CMakeLists.txt), and every text below is parsed with both: the trees must be equal node
+// for node (symbol, byte range, field, depth, missing and error flags), anonymous tokens included.
+#include <gtest/gtest.h>
+#include <tree_sitter/api.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/support/test_support.h"
+
+extern "C" const TSLanguage* tree_sitter_python(void);
+extern "C" const TSLanguage* tree_sitter_python_upstream(void);
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct NodeSig {
+  TSSymbol symbol;
+  uint32_t start, end;
+  TSFieldId field;
+  uint32_t depth;
+  bool missing, error;
+  bool operator==(const NodeSig&) const = default;
+};
+
+std::vector<NodeSig> signature(const TSLanguage* lang, const std::string& text) {
+  TSParser* p = ts_parser_new();
+  ts_parser_set_language(p, lang);
+  TSTree* tree = ts_parser_parse_string(p, nullptr, text.data(), static_cast<uint32_t>(text.size()));
+  std::vector<NodeSig> out;
+  TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
+  uint32_t depth = 0;
+  for (;;) {
+    TSNode n = ts_tree_cursor_current_node(&c);
+    out.push_back({ts_node_symbol(n), ts_node_start_byte(n), ts_node_end_byte(n), ts_tree_cursor_current_field_id(&c),
+                   depth, ts_node_is_missing(n), ts_node_has_error(n)});
+    if (ts_tree_cursor_goto_first_child(&c)) {
+      ++depth;
+      continue;
+    }
+    bool done = false;
+    while (!ts_tree_cursor_goto_next_sibling(&c)) {
+      if (!ts_tree_cursor_goto_parent(&c)) {
+        done = true;
+        break;
+      }
+      --depth;
+    }
+    if (done) break;
+  }
+  ts_tree_cursor_delete(&c);
+  ts_tree_delete(tree);
+  ts_parser_delete(p);
+  return out;
+}
+
+// Empty when both grammars give the same tree, else where they first differ.
+std::string difference(const std::string& text) {
+  auto ours = signature(tree_sitter_python(), text);
+  auto upstream = signature(tree_sitter_python_upstream(), text);
+  size_t n = std::min(ours.size(), upstream.size());
+  for (size_t i = 0; i < n; ++i)
+    if (!(ours[i] == upstream[i]))
+      return "node " + std::to_string(i) + " at byte " + std::to_string(upstream[i].start) + " differs";
+  if (ours.size() != upstream.size())
+    return "node counts " + std::to_string(ours.size()) + " vs " + std::to_string(upstream.size());
+  return "";
+}
+
+std::string comment_block(size_t lines, size_t indent) {
+  std::string s;
+  for (size_t i = 0; i < lines; ++i)
+    s += std::string(indent, ' ') + "# note " + std::to_string(i) + ": why the code below does what it does\n";
+  return s;
+}
+
+// Where comments meet indentation: at, above and below the block's depth, at a block's start,
+// between methods, before a dedent, at the end of the file, with tabs, form feeds, blank lines,
+// continuation lines, strings and brackets, and in broken code (error recovery).
+TEST(PythonScanner, CommentLayoutsGiveTheGrammarsOwnTrees) {
+  const std::string m = "class C:\n    def f(self):\n        return 1\n";
+  std::vector<std::string> texts = {
+      m + comment_block(50, 4) + "    def g(self):\n        return 2\n",
+      m + comment_block(50, 8) + "    def g(self):\n        return 2\n",
+      m + comment_block(50, 0) + "    def g(self):\n        return 2\n",
+      m + comment_block(50, 2) + "    def g(self):\n        return 2\n",
+      m + comment_block(50, 12) + "        x = 3\n",
+      m + comment_block(50, 4) + "x = 1\n",
+      m + comment_block(50, 8) + "x = 1\n",
+      m + comment_block(50, 8),
+      m + comment_block(50, 4),
+      m + comment_block(50, 0),
+      "def f():\n" + comment_block(30, 4) + "    return 1\n",
+      "def f():\n" + comment_block(30, 0) + "    return 1\n",
+      "def f():\n" + comment_block(30, 8) + "    return 1\n",
+      "def f():\n" + comment_block(30, 4),
+      "if x:\n    pass\n" + comment_block(20, 4) + "else:\n    pass\n",
+      "try:\n    pass\n" + comment_block(20, 4) + "except E:\n    pass\n" + comment_block(5, 0) + "finally:\n    pass\n",
+      "def f():\n    x = 1\n\n\n" + comment_block(10, 4) + "\n\n" + comment_block(10, 0) + "\n    return x\n",
+      "def f():\n\tx = 1\n\t# tab\n\t# tab\n\treturn x\n",
+      "def f():\n    x = 1\n    # a\n\f    # b\n    return x\n",
+      "def f():\n    x = 1\r\n    # a\r\n    # b\r\n    return x\r\n",
+      "def f():\n    x = 1 \\\n" + comment_block(5, 4) + "    return x\n",
+      "def f():\n    x = 1\n    # a\n    \\\n    y = 2\n",
+      "def f():\n    x = 1\n    # a\n\\x\n",
+      "def f():\n    s = '''\n# not a comment\n    '''\n" + comment_block(5, 4) + "    return s\n",
+      "def f():\n    y = (1,\n" + comment_block(5, 0) + "         2)\n    return y\n",
+      "def f():\n    y = f\"{x}\"\n    # c\n    return y\n",
+      "def f(:\n" + comment_block(10, 4) + "    return\n",
+      "class C:\n    def f(self)\n" + comment_block(10, 4) + "        pass\n",
+      "def f():\n    return (\n" + comment_block(10, 4),
+      "x = 1 # trailing\n" + comment_block(10, 0) + "y = 2\n",
+      "match x:\n    case 1:\n        pass\n" + comment_block(10, 4) + "    case 2:\n        pass\n",
+  };
+  for (auto& t : texts) EXPECT_EQ(difference(t), "") << t.substr(0, 200);
+}
+
+// Random texts of statements, clauses and comment runs at random depths (seeded: the same texts
+// every run), many of them syntax errors.
+TEST(PythonScanner, RandomTextsGiveTheGrammarsOwnTrees) {
+  const std::vector<std::string> pieces = {
+      "def f(x):", "class C:", "if x:", "else:", "elif q:", "for i in y:", "while z:", "try:", "except E:",
+      "finally:", "with a as b:", "async def g():", "match x:", "case 1:", "@dec", "x = 1", "return x", "pass",
+      "print('a')", "s = '''doc\n# not a comment\n'''", "f\"{x}\"", "y = (1,\n 2)", "z = [\n# c\n3]", "\\",
+      "a = 1 \\", "  b", "# comment", "#", "", "   ", "\t# tab comment", "\tx = 2", "lambda: 0", "x +=",
+      "'''unterminated", "(", ")", "raise", "\f# ff", "\r"};
+  const std::vector<size_t> indents = {0, 0, 1, 2, 4, 4, 4, 8, 8, 12};
+  const std::vector<std::string> ends = {"", "\n", "\n# end", "\n    # end\n"};
+  std::mt19937 rng(20261127);
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  for (int k = 0; k < 3000; ++k) {
+    std::string text;
+    size_t lines = 1 + pick(30);
+    for (size_t l = 0; l < lines; ++l) {
+      text += std::string(indents[pick(indents.size())], ' ') + pieces[pick(pieces.size())] + "\n";
+      if (pick(10) < 3) {
+        size_t ci = std::vector<size_t>{0, 2, 4, 8, 12}[pick(5)];
+        for (size_t c = 1 + pick(6); c > 0; --c) text += std::string(ci, ' ') + "# c" + std::to_string(pick(10)) + "\n";
+      }
+    }
+    text += ends[pick(ends.size())];
+    ASSERT_EQ(difference(text), "") << text;
+  }
+}
+
+// Every Python file of the repository's fixtures and examples, and a sample of Debian's torch
+// tree when it is installed (its files hold long comment blocks inside classes).
+TEST(PythonScanner, RealFilesGiveTheGrammarsOwnTrees) {
+  std::vector<fs::path> files;
+  auto add = [&](const fs::path& root, size_t most) {
+    std::vector<fs::path> found;
+    std::error_code ec;
+    if (!fs::is_directory(root, ec)) return;
+    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+      if (it->is_regular_file() && it->path().extension() == ".py") found.push_back(it->path());
+    std::sort(found.begin(), found.end());
+    for (size_t i = 0; i < std::min(most, found.size()); ++i) files.push_back(found[i * found.size() / std::min(most, found.size())]);
+  };
+  add(fs::path(TRAINLINT_SOURCE_DIR) / "tests" / "fixtures", 100000);
+  add(fs::path(TRAINLINT_SOURCE_DIR) / "examples", 100000);
+  add("/usr/lib/python3/dist-packages/torch", 300);
+  ASSERT_GT(files.size(), 50u);
+  for (auto& p : files) EXPECT_EQ(difference(tl::test::read_file(p)), "") << p;
+}
+
+// What the change is for: the comment lines of a long block at the class's depth are the class
+// body's children, and the method after them is still in the class.
+TEST(PythonScanner, ALongCommentBlockStaysInsideItsClass) {
+  auto text_of = [](size_t lines) {
+    return "class C:\n    def f(self):\n        return 1\n" + comment_block(lines, 4) + "    def g(self):\n        return 2\n";
+  };
+  EXPECT_EQ(difference(text_of(300)), "");  // the upstream scanner alone would take seconds on 3,000
+  const std::string text = text_of(3000);
+  TSParser* p = ts_parser_new();
+  ts_parser_set_language(p, tree_sitter_python());
+  TSTree* tree = ts_parser_parse_string(p, nullptr, text.data(), static_cast<uint32_t>(text.size()));
+  TSNode root = ts_tree_root_node(tree);
+  ASSERT_FALSE(ts_node_has_error(root));
+  ASSERT_EQ(ts_node_named_child_count(root), 1u);
+  TSNode body = ts_node_child_by_field_name(ts_node_named_child(root, 0), "body", 4);
+  ASSERT_FALSE(ts_node_is_null(body));
+  uint32_t comments = 0, defs = 0;
+  for (uint32_t i = 0; i < ts_node_named_child_count(body); ++i) {
+    std::string type = ts_node_type(ts_node_named_child(body, i));
+    comments += type == "comment";
+    defs += type == "function_definition";
+  }
+  EXPECT_EQ(comments, 3000u);
+  EXPECT_EQ(defs, 2u);
+  ts_tree_delete(tree);
+  ts_parser_delete(p);
+}
+
+}  // namespace
