@@ -31,10 +31,7 @@ struct NodeSig {
   bool operator==(const NodeSig&) const = default;
 };
 
-std::vector<NodeSig> signature(const TSLanguage* lang, const std::string& text) {
-  TSParser* p = ts_parser_new();
-  ts_parser_set_language(p, lang);
-  TSTree* tree = ts_parser_parse_string(p, nullptr, text.data(), static_cast<uint32_t>(text.size()));
+std::vector<NodeSig> signature_of(const TSTree* tree) {
   std::vector<NodeSig> out;
   TSTreeCursor c = ts_tree_cursor_new(ts_tree_root_node(tree));
   uint32_t depth = 0;
@@ -57,22 +54,48 @@ std::vector<NodeSig> signature(const TSLanguage* lang, const std::string& text) 
     if (done) break;
   }
   ts_tree_cursor_delete(&c);
-  ts_tree_delete(tree);
-  ts_parser_delete(p);
   return out;
+}
+
+TSTree* parse(const TSLanguage* lang, const std::string& text, const TSTree* old = nullptr) {
+  TSParser* p = ts_parser_new();
+  ts_parser_set_language(p, lang);
+  TSTree* tree = ts_parser_parse_string(p, old, text.data(), static_cast<uint32_t>(text.size()));
+  ts_parser_delete(p);
+  return tree;
+}
+
+std::vector<NodeSig> signature(const TSLanguage* lang, const std::string& text) {
+  TSTree* tree = parse(lang, text);
+  auto out = signature_of(tree);
+  ts_tree_delete(tree);
+  return out;
+}
+
+std::string first_difference(const std::vector<NodeSig>& a, const std::vector<NodeSig>& b) {
+  size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i)
+    if (!(a[i] == b[i])) return "node " + std::to_string(i) + " at byte " + std::to_string(b[i].start) + " differs";
+  if (a.size() != b.size()) return "node counts " + std::to_string(a.size()) + " vs " + std::to_string(b.size());
+  return "";
 }
 
 // Empty when both grammars give the same tree, else where they first differ.
 std::string difference(const std::string& text) {
-  auto ours = signature(tree_sitter_python(), text);
-  auto upstream = signature(tree_sitter_python_upstream(), text);
-  size_t n = std::min(ours.size(), upstream.size());
-  for (size_t i = 0; i < n; ++i)
-    if (!(ours[i] == upstream[i]))
-      return "node " + std::to_string(i) + " at byte " + std::to_string(upstream[i].start) + " differs";
-  if (ours.size() != upstream.size())
-    return "node counts " + std::to_string(ours.size()) + " vs " + std::to_string(upstream.size());
-  return "";
+  return first_difference(signature(tree_sitter_python(), text), signature(tree_sitter_python_upstream(), text));
+}
+
+TSPoint point_at(const std::string& text, size_t byte) {
+  TSPoint p{0, 0};
+  for (size_t i = 0; i < byte; ++i) {
+    if (text[i] == '\n') {
+      ++p.row;
+      p.column = 0;
+    } else {
+      ++p.column;
+    }
+  }
+  return p;
 }
 
 std::string comment_block(size_t lines, size_t indent) {
@@ -170,6 +193,61 @@ TEST(PythonScanner, RealFilesGiveTheGrammarsOwnTrees) {
   add("/usr/lib/python3/dist-packages/torch", 300);
   ASSERT_GT(files.size(), 50u);
   for (auto& p : files) EXPECT_EQ(difference(tl::test::read_file(p)), "") << p;
+}
+
+// The scanner now reads less far ahead where it returns no token, so tree-sitter records a shorter
+// look-ahead for what follows, and an incremental re-parse (trainlint lsp) reuses more. It must
+// still give the tree of a fresh parse: edits inside and around comment blocks (typing code into
+// one, indenting or dedenting a comment or the code after the block, deleting a run, pasting a
+// comment block), each re-parsed from the edited previous tree.
+TEST(PythonScanner, IncrementalReparsesAroundCommentBlocksGiveFreshTrees) {
+  const std::string m = "class C:\n    def f(self):\n        return 1\n";
+  const std::vector<std::string> starts = {
+      m + comment_block(40, 4) + "    def g(self):\n        return 2\n",
+      m + comment_block(40, 8) + "        x = 2\n    def g(self):\n        return 2\n",
+      m + comment_block(40, 0) + "    def g(self):\n        return 2\n",
+      "def f():\n" + comment_block(30, 4) + "    return 1\n" + comment_block(10, 0) + "x = 1\n",
+  };
+  const std::vector<std::string> pastes = {"x = 1\n", "    y = 2\n", "        z = 3\n", "# c\n", "    # c\n",
+                                           "    ", "\n", "def h():\n", comment_block(5, 4), comment_block(5, 0), ":", "("};
+  std::mt19937 rng(1127);
+  for (const std::string& start : starts) {
+    std::string text = start;
+    TSTree* tree = parse(tree_sitter_python(), text);
+    for (int round = 0; round < 150; ++round) {
+      std::string next = text;
+      // at a line start most of the time: where indentation and comments are decided
+      size_t at = rng() % (next.size() + 1);
+      if (rng() % 4 != 0) {
+        size_t b = at == 0 ? std::string::npos : next.rfind('\n', at - 1);
+        at = b == std::string::npos ? 0 : b + 1;
+      }
+      size_t removed = 0;
+      std::string added;
+      switch (rng() % 3) {
+        case 0: added = pastes[rng() % pastes.size()]; break;
+        case 1: removed = std::min(next.size() - at, static_cast<size_t>(rng() % 12)); break;
+        default:
+          removed = std::min(next.size() - at, static_cast<size_t>(rng() % 4));
+          added = pastes[rng() % pastes.size()];
+      }
+      next.replace(at, removed, added);
+      TSInputEdit e;
+      e.start_byte = static_cast<uint32_t>(at);
+      e.old_end_byte = static_cast<uint32_t>(at + removed);
+      e.new_end_byte = static_cast<uint32_t>(at + added.size());
+      e.start_point = point_at(text, at);
+      e.old_end_point = point_at(text, at + removed);
+      e.new_end_point = point_at(next, at + added.size());
+      ts_tree_edit(tree, &e);
+      TSTree* reparsed = parse(tree_sitter_python(), next, tree);
+      ts_tree_delete(tree);
+      tree = reparsed;
+      text = next;
+      ASSERT_EQ(first_difference(signature_of(tree), signature(tree_sitter_python(), text)), "") << text;
+    }
+    ts_tree_delete(tree);
+  }
 }
 
 // What the change is for: the comment lines of a long block at the class's depth are the class
