@@ -17,39 +17,61 @@ if(NOT EXISTS ${TS_PYTHON_SRC}/parser.c OR NOT EXISTS ${TS_CPP_SRC}/parser.c)
   endif()
 endif()
 
-# tree-sitter-python's external scanner is compiled with one change of ours, which never changes a
-# tree. At every line end inside an indented block it reads ahead over all the comment lines that
-# follow, to learn the next code line's indentation, and the internal lexer then reads each of
-# those comments again; the line end after each of them starts the same read-ahead, so a block of
-# k comment lines costs k^2/2 line reads (4,000 comment lines in a class: 8 s). The change returns
-# as soon as the first comment line's indentation is known when the answer can no longer be
-# anything but "no token": no INDENT is possible, no NEWLINE either, and the comment is indented
-# at least as deep as the current block, so that it cannot start a DEDENT (the scanner's own
-# condition). That is the usual comment block; a block of comments indented less than the code
-# around it (code commented out at column 0 inside a function) still needs the read-ahead.
-# Measured on 8,604 real files and 20,000 generated ones (bench/README.md, "Huge files"):
-# the same trees, node for node. The upstream sources are left as fetched; the patched copy is
-# written into the build folder, and a grammar whose scanner no longer holds the anchor below
-# stops the configuration rather than building unpatched.
+# tree-sitter-python's external scanner is compiled with two changes of ours, from a copy written
+# into the build folder (the fetched sources are left as they are):
+#
+# 1. Speed, never a different tree. At every line end inside an indented block the scanner reads
+#    ahead over all the comment lines that follow, to learn the next code line's indentation, and
+#    the internal lexer then reads each of those comments again; the line end after each of them
+#    starts the same read-ahead, so a block of k comment lines cost k^2/2 line reads (4,000
+#    comment lines in a class: 6 s). The change returns as soon as the first comment line's
+#    indentation is known when the answer can no longer be anything but "no token": no INDENT is
+#    possible, no NEWLINE either, and the comment is indented at least as deep as the current
+#    block, so that it cannot start a DEDENT (the scanner's own condition). That is the usual
+#    comment block; a block of comments indented less than the code around it (code commented
+#    out at column 0 inside a function) still needs the read-ahead (docs/hardening.md).
+#    tests/unit/python_scanner_test.cpp compiles the grammar as fetched beside it and requires the
+#    same trees; bench/bench_lint.cpp (BM_CommentBlock) times both.
+# 2. A fix. Deserialising the empty state (what tree-sitter does when a parse starts, and
+#    whenever it goes back to the start of a file) reset the indentation and string stacks but not
+#    the "inside an f-string" flag, so a parser that had just read a file ending inside an
+#    f-string (`x = f"{y`) read the next file as if a dedent could not happen there: the lines
+#    after a block were put inside it. trainlint reuses one parser per thread for every file.
+#
+# The patches are made against the pinned grammar's scanner, checked by its hash: a grammar bump
+# stops the configuration here, so that both are looked at again rather than applied blindly.
+set(TS_PYTHON_SCANNER_SHA256 411b2357bc1286b171fd042ccb0f640109074cc341d3cd78b5628144887f7ab8)
 set(TS_PYTHON_SCANNER ${CMAKE_BINARY_DIR}/grammars/tree-sitter-python/scanner.c)
+file(SHA256 ${TS_PYTHON_SRC}/scanner.c ts_python_scanner_sha)
+if(NOT ts_python_scanner_sha STREQUAL TS_PYTHON_SCANNER_SHA256)
+  message(FATAL_ERROR "${TS_PYTHON_SRC}/scanner.c is not the scanner cmake/Grammars.cmake patches "
+                      "(was the pinned tree-sitter-python changed?); see the comment there")
+endif()
 file(READ ${TS_PYTHON_SRC}/scanner.c ts_python_scanner)
-set(ts_anchor [=[            if (first_comment_indent_length == -1) {
+# Inserts `addition` after `anchor`, which must occur exactly once.
+function(ts_insert_after var anchor addition)
+  string(FIND "${${var}}" "${anchor}" first)
+  string(FIND "${${var}}" "${anchor}" last REVERSE)
+  if(first EQUAL -1 OR NOT first EQUAL last)
+    message(FATAL_ERROR "cmake/Grammars.cmake: the scanner's text to patch is not there exactly once")
+  endif()
+  string(REPLACE "${anchor}" "${anchor}${addition}" patched "${${var}}")
+  set(${var} "${patched}" PARENT_SCOPE)
+endfunction()
+ts_insert_after(ts_python_scanner [=[            if (first_comment_indent_length == -1) {
                 first_comment_indent_length = (int32_t)indent_length;
             }
-]=])
-set(ts_early_exit [=[            /* trainlint (cmake/Grammars.cmake): nothing later can make this call return a token */
+]=] [=[            /* trainlint (cmake/Grammars.cmake): nothing later can make this call return a token */
             if (!valid_symbols[INDENT] && !(valid_symbols[NEWLINE] && !error_recovery_mode) &&
                 (scanner->indents.size == 0 ||
                  first_comment_indent_length >= (int32_t)*array_back(&scanner->indents))) {
                 return false;
             }
 ]=])
-string(FIND "${ts_python_scanner}" "${ts_anchor}" ts_at)
-if(ts_at EQUAL -1)
-  message(FATAL_ERROR "${TS_PYTHON_SRC}/scanner.c does not hold the code cmake/Grammars.cmake patches "
-                      "(was the pinned tree-sitter-python changed?); see the comment there")
-endif()
-string(REPLACE "${ts_anchor}" "${ts_anchor}${ts_early_exit}" ts_python_scanner "${ts_python_scanner}")
+ts_insert_after(ts_python_scanner [=[    array_delete(&scanner->indents);
+    array_push(&scanner->indents, 0);
+]=] [=[    scanner->inside_f_string = false; /* trainlint (cmake/Grammars.cmake): the empty state too */
+]=])
 file(WRITE ${TS_PYTHON_SCANNER}.new "${ts_python_scanner}")
 configure_file(${TS_PYTHON_SCANNER}.new ${TS_PYTHON_SCANNER} COPYONLY)  # rewritten only when it differs
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${TS_PYTHON_SRC}/scanner.c)

@@ -591,6 +591,21 @@ TEST(CliBadInput, SyntaxErrorReportsLocationAndLintsTheRest) {
   EXPECT_TRUE(contains(r.out, "[TL101 gc-collect-per-step]"));
 }
 
+// A file that ends inside an f-string leaves the Python scanner's f-string flag set; the grammar as
+// fetched kept it for the next file parsed on the same thread, whose lines after a block were then
+// read as part of the block (a syntax error reported in a valid file, loops and calls misplaced).
+TEST(CliBadInput, AFileEndingInsideAnFStringDoesNotChangeHowTheNextFileParses) {
+  TempDir d;
+  write_file(d.path / "a.py", "x = f\"{y");
+  write_file(d.path / "b.py",
+             "def train(model, loader, optimizer):\n    for batch in loader:\n        loss = model(batch)\n"
+             "        loss.backward()\n        optimizer.step()\n    return loss\n");
+  auto r = run_cli("--no-cache -j 1 a.py b.py", d.path.string());
+  EXPECT_TRUE(contains(r.err, "a.py:1:1: warning: syntax error")) << r.err;
+  EXPECT_FALSE(contains(r.err, "b.py")) << r.err;
+  EXPECT_EQ(r.rc, 0) << r.err;
+}
+
 TEST(CliBadInput, InvalidUtf8IsSkippedWithPosition) {
   Project p;
   write_file(p.dir.path / "latin1.py", "import torch\nLABEL = \"caf\xe9\"\n");
