@@ -82,6 +82,38 @@ class Tree {
       if (nodes_[c].named && nodes_[c].kind != K::Comment) out.push_back(c);
     return out;
   }
+  // The same children as named_children(), for a range-for, without building a vector (the
+  // argument lists of every call are walked this way, many times each).
+  class NamedChildRange {
+   public:
+    class iterator {
+     public:
+      iterator(const Tree* t, NodeId c) : t_(t), c_(c) { skip(); }
+      NodeId operator*() const { return c_; }
+      iterator& operator++() {
+        c_ = t_->next_sibling(c_);
+        skip();
+        return *this;
+      }
+      bool operator!=(const iterator& o) const { return c_ != o.c_; }
+
+     private:
+      void skip() {
+        while (c_ != kNone && !(t_->nodes_[c_].named && t_->nodes_[c_].kind != K::Comment)) c_ = t_->next_sibling(c_);
+      }
+      const Tree* t_;
+      NodeId c_;
+    };
+    iterator begin() const { return {t_, t_->first_child(n_)}; }
+    iterator end() const { return {t_, kNone}; }
+
+   private:
+    friend class Tree;
+    NamedChildRange(const Tree* t, NodeId n) : t_(t), n_(n) {}
+    const Tree* t_;
+    NodeId n_;
+  };
+  NamedChildRange named_child_range(NodeId n) const { return {this, n}; }
   NodeId first_named_child(NodeId n) const {
     for (NodeId c = first_child(n); c != kNone; c = next_sibling(c))
       if (nodes_[c].named && nodes_[c].kind != K::Comment) return c;

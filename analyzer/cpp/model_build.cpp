@@ -698,7 +698,7 @@ struct Builder {
         inner = t.field(c, F::Declarator);
         if (t.is(value, K::ArgumentList) || t.is(value, K::InitializerList)) {
           ctor = true;
-          for (NodeId a : t.named_children(value)) ctor_args.push_back(a);
+          for (NodeId a : t.named_child_range(value)) ctor_args.push_back(a);
         }
       } else if (t.is(c, K::FunctionDeclarator) && cx.fn >= 0) {
         // `torch::Device device(torch::kCUDA);` inside a body: a construction that parses as a
@@ -706,7 +706,7 @@ struct Builder {
         NodeId params = t.field(c, F::Parameters);
         ctor = true;
         if (params != kNone)
-          for (NodeId a : t.named_children(params)) ctor_args.push_back(a);
+          for (NodeId a : t.named_child_range(params)) ctor_args.push_back(a);
         inner = t.field(c, F::Declarator);
       } else if (t.is(c, K::FunctionDeclarator)) {
         continue;
@@ -792,7 +792,7 @@ struct Builder {
     CallSite cs;
     fill_site(cx, cs, n);
     if (args != kNone)
-      for (NodeId a : t.named_children(args)) {
+      for (NodeId a : t.named_child_range(args)) {
         cs.args.emplace_back(t.text(a));
         cs.arg_ranges.push_back(range(cx.tu, a));
       }
@@ -1147,7 +1147,7 @@ struct Builder {
     NodeId fd = function_declarator(t, t.field(def, F::Declarator));
     NodeId params = fd != kNone ? t.field(fd, F::Parameters) : kNone;
     if (params != kNone)
-      for (NodeId p : t.named_children(params)) {
+      for (NodeId p : t.named_child_range(params)) {
         if (!t.is(p, K::ParameterDeclaration) && !t.is(p, K::OptionalParameterDeclaration)) continue;
         NodeId nm = declarator_name(t, t.field(p, F::Declarator));
         if (nm == kNone) continue;
@@ -1350,7 +1350,7 @@ struct Builder {
   // Every bare name among a call's arguments escapes: `std::tie(a, b)`, `std::swap(a, b)`.
   void escape_names(uint32_t tu, int32_t fn, NodeId args) {
     if (args == kNone) return;
-    for (NodeId a : trees[tu].named_children(args)) escape_names_in(tu, fn, a);
+    for (NodeId a : trees[tu].named_child_range(args)) escape_names_in(tu, fn, a);
   }
 
   void escape_names_in(uint32_t tu, int32_t fn, NodeId e) {
@@ -1366,7 +1366,7 @@ struct Builder {
     NodeId args = t.field(n, F::Arguments);
     if (args == kNone) return kNone;
     size_t k = 0;
-    for (NodeId a : t.named_children(args))
+    for (NodeId a : t.named_child_range(args))
       if (k++ == i) return a;
     return kNone;
   }

@@ -65,7 +65,7 @@ struct Collector {
         break;
       }
       case K::ListSplatPattern: case K::ListSplat:
-        for (NodeId c : t.named_children(target)) bind_target(c, kNone, stmt, kind, false);
+        for (NodeId c : t.named_child_range(target)) bind_target(c, kNone, stmt, kind, false);
         break;
       case K::Attribute: {
         NodeId obj = t.field(target, F::Object);
@@ -88,7 +88,7 @@ struct Collector {
 
   void params_of(Function* f, NodeId params) {
     if (params == kNone) return;
-    for (NodeId p : t.named_children(params)) {
+    for (NodeId p : t.named_child_range(params)) {
       NodeId name = kNone, def = kNone;
       switch (t.kind(p)) {
         case K::Identifier: name = p; break;
@@ -135,7 +135,7 @@ struct Collector {
     f->scope.fn = f.get();
     NodeId parent = t.parent(n);
     if (parent != kNone && t.is(parent, K::DecoratedDefinition)) {
-      for (NodeId c : t.named_children(parent))
+      for (NodeId c : t.named_child_range(parent))
         if (t.is(c, K::Decorator)) {
           NodeId e = t.first_named_child(c);
           if (e != kNone) {
@@ -183,7 +183,7 @@ struct Collector {
       K k = t.kind(c);
       if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) continue;
       if (k == K::GlobalStatement) {
-        for (NodeId id : t.named_children(c))
+        for (NodeId id : t.named_child_range(c))
           if (t.is(id, K::Identifier)) f->scope.globals.insert(t.text(id));
         continue;
       }
@@ -200,7 +200,7 @@ struct Collector {
     c->qualname = (cls ? cls->qualname + "." : (fn ? fn->qualname + ".<locals>." : std::string())) + std::string(c->name);
     NodeId sup = t.field(n, F::Superclasses);
     if (sup != kNone)
-      for (NodeId b : t.named_children(sup)) {
+      for (NodeId b : t.named_child_range(sup)) {
         if (!t.is(b, K::KeywordArgument)) c->base_exprs.push_back(b);
         visit(b);
       }
@@ -286,7 +286,7 @@ struct Collector {
     if (args == kNone) return;
     ArgDef d;
     std::string first_long, first_any;
-    for (NodeId a : t.named_children(args)) {
+    for (NodeId a : t.named_child_range(args)) {
       if (t.is(a, K::String)) {
         std::string s = string_literal_value(t, a);
         if (s.rfind("--", 0) == 0 && first_long.empty()) first_long = s.substr(2);
@@ -362,7 +362,7 @@ struct Collector {
       b.qname = q;
       bind(al != kNone ? t.text(al) : t.text(nm), b);
     }
-    for (NodeId c : t.named_children(n))
+    for (NodeId c : t.named_child_range(n))
       if (t.is(c, K::WildcardImport)) m.star_import_names.emplace_back(base, n);
     (void)any;
   }
@@ -410,7 +410,7 @@ struct Collector {
       case K::ImportFromStatement: visit_import_from(n); break;
       case K::GlobalStatement:
         if (fn)
-          for (NodeId id : t.named_children(n))
+          for (NodeId id : t.named_child_range(n))
             if (t.is(id, K::Identifier)) fn->scope.globals.insert(t.text(id));
         break;
       case K::WithItem: {

@@ -21,7 +21,7 @@ void collect_assigned_names(const Tree& t, NodeId n, std::unordered_set<std::str
       }
       case K::PatternList: case K::TuplePattern: case K::ListPattern: case K::Tuple: case K::List:
       case K::ParenthesizedExpression: case K::ListSplatPattern: case K::ListSplat:
-        for (NodeId c : t.named_children(tg)) self(self, c);
+        for (NodeId c : t.named_child_range(tg)) self(self, c);
         break;
       default: break;
     }

@@ -668,7 +668,7 @@ NodeId ProgramModel::keyword_arg(const Module& m, const Call& c, std::string_vie
   const Tree& t = m.tree;
   NodeId args = t.field(c.node, F::Arguments);
   if (args == kNone) return kNone;
-  for (NodeId a : t.named_children(args))
+  for (NodeId a : t.named_child_range(args))
     if (t.is(a, K::KeywordArgument)) {
       NodeId k = t.field(a, F::Name);
       if (k != kNone && t.text(k) == kw) return t.field(a, F::Value);
@@ -681,7 +681,7 @@ NodeId ProgramModel::positional_arg(const Module& m, const Call& c, size_t i) co
   NodeId args = t.field(c.node, F::Arguments);
   if (args == kNone) return kNone;
   size_t k = 0;
-  for (NodeId a : t.named_children(args)) {
+  for (NodeId a : t.named_child_range(args)) {
     K ak = t.kind(a);
     if (ak == K::KeywordArgument || ak == K::DictionarySplat) continue;
     if (ak == K::ListSplat) return kNone;
@@ -695,7 +695,7 @@ size_t ProgramModel::positional_count(const Module& m, const Call& c) const {
   NodeId args = t.field(c.node, F::Arguments);
   if (args == kNone) return 0;
   size_t k = 0;
-  for (NodeId a : t.named_children(args)) {
+  for (NodeId a : t.named_child_range(args)) {
     K ak = t.kind(a);
     if (ak != K::KeywordArgument && ak != K::DictionarySplat) ++k;
   }
@@ -706,7 +706,7 @@ bool ProgramModel::has_splat(const Module& m, const Call& c) const {
   const Tree& t = m.tree;
   NodeId args = t.field(c.node, F::Arguments);
   if (args == kNone) return false;
-  for (NodeId a : t.named_children(args))
+  for (NodeId a : t.named_child_range(args))
     if (t.is(a, K::ListSplat) || t.is(a, K::DictionarySplat)) return true;
   return false;
 }
@@ -721,7 +721,7 @@ ValueSet ProgramModel::dict_key_values(const Module& m, NodeId d, std::string_vi
   switch (t.kind(d)) {
     case K::Dictionary: {
       bool found = false;
-      for (NodeId p : t.named_children(d)) {
+      for (NodeId p : t.named_child_range(d)) {
         if (t.is(p, K::Pair)) {
           NodeId k = t.field(p, F::Key), v = t.field(p, F::Value);
           if (k != kNone && t.is(k, K::String) && string_literal_value(t, k) == key) {
@@ -810,7 +810,7 @@ ValueSet ProgramModel::keyword_values(const Module& m, const Call& c, std::strin
   NodeId args = t.field(c.node, F::Arguments);
   bool absent = true;
   if (args != kNone)
-    for (NodeId a : t.named_children(args)) {
+    for (NodeId a : t.named_child_range(args)) {
       if (t.is(a, K::DictionarySplat)) {
         ValueSet d = dict_key_values(m, t.first_named_child(a), kw, 0);
         if (!d.maybe_absent) absent = false;

@@ -111,7 +111,7 @@ struct ModelBuilder {
         if (is_loader_wrapper(m, e)) {
           NodeId args = t.field(e, F::Arguments);
           if (args != kNone)
-            for (NodeId a : t.named_children(args))
+            for (NodeId a : t.named_child_range(args))
               if (!t.is(a, K::KeywordArgument) && is_loader_expr(m, a, depth + 1)) return true;
           return false;
         }
@@ -378,7 +378,7 @@ struct ModelBuilder {
     const Tree& t = m.tree;
     if (mentions_accelerator(t, dm)) return true;
     if (t.is(dm, K::Dictionary)) {
-      for (NodeId p : t.named_children(dm)) {
+      for (NodeId p : t.named_child_range(dm)) {
         if (!t.is(p, K::Pair)) continue;
         NodeId v = t.field(p, F::Value);
         if (v == kNone) continue;
@@ -848,7 +848,7 @@ struct ModelBuilder {
     size_t offset = ProgramModel::implicit_args(c, target);
     if (args == kNone) return out;
     size_t i = 0;
-    for (NodeId a : t.named_children(args)) {
+    for (NodeId a : t.named_child_range(args)) {
       if (t.is(a, K::KeywordArgument)) {
         NodeId k = t.field(a, F::Name), v = t.field(a, F::Value);
         if (k != kNone && v != kNone && is_varying_expr(g, v)) out.insert(std::string(t.text(k)));
@@ -906,7 +906,7 @@ struct ModelBuilder {
       for (auto& c : m.calls) {
         NodeId args = t.field(c.node, F::Arguments);
         if (args == kNone) continue;
-        for (NodeId a : t.named_children(args)) {
+        for (NodeId a : t.named_child_range(args)) {
           if (!t.is(a, K::KeywordArgument)) continue;
           NodeId k = t.field(a, F::Name), v = t.field(a, F::Value);
           if (k == kNone || v == kNone) continue;

@@ -40,7 +40,7 @@ bool library_like(const Module& m) {
   if (m.has_main_guard) return false;
   const Tree& t = m.tree;
   if (t.root() == kNone) return true;
-  for (NodeId s : t.named_children(t.root())) {
+  for (NodeId s : t.named_child_range(t.root())) {
     switch (t.kind(s)) {
       case K::ForStatement: case K::WhileStatement: case K::WithStatement: return false;
       case K::ExpressionStatement: {
@@ -318,7 +318,7 @@ struct ProgramReach {
     NodeId ps = t.field(f.def, F::Parameters);
     if (ps == kNone) return -1;
     int i = 0;
-    for (NodeId c : t.named_children(ps)) {
+    for (NodeId c : t.named_child_range(ps)) {
       K k = t.kind(c);
       // after `*args` or a bare `*` the parameters are keyword-only; `/` ends the positional-only ones
       if (k == K::ListSplatPattern || k == K::DictionarySplatPattern || (k == K::Other && t.text(c) == "*")) return -1;
@@ -465,7 +465,7 @@ struct ProgramReach {
     if (all_false) {
       if (NodeId body = t.field(if_stmt, F::Consequence); body != kNone) out.push_back(body);
     } else if (all_true) {
-      for (NodeId c : t.named_children(if_stmt))
+      for (NodeId c : t.named_child_range(if_stmt))
         if (t.is(c, K::ElifClause) || t.is(c, K::ElseClause)) out.push_back(c);
     }
     return out;

@@ -381,7 +381,7 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
       return TypeKind::Unknown;
     }
     case K::ComparisonOperator: {
-      for (NodeId c : t.named_children(expr))
+      for (NodeId c : t.named_child_range(expr))
         if (type_of(m, c, depth + 1) == TypeKind::Tensor) return TypeKind::Tensor;
       return TypeKind::Unknown;
     }
@@ -503,7 +503,7 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
               // a, b = x[0], x[1]: the elements' type when they agree
               bool firstel = true;
               TypeKind ek = TypeKind::Unknown;
-              for (NodeId el : t.named_children(b.value)) {
+              for (NodeId el : t.named_child_range(b.value)) {
                 TypeKind k2 = type_of(m, el, depth + 1);
                 if (firstel) ek = k2;
                 else if (k2 != ek) ek = TypeKind::Unknown;

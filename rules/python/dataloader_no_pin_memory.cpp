@@ -16,7 +16,7 @@ std::optional<Fix> pin_memory_fix(RuleContext& ctx, const py::Call& c) {
   const auto& t = ctx.tree;
   py::NodeId args = t.field(c.node, py::F::Arguments);
   if (args == py::kNone) return std::nullopt;
-  for (py::NodeId a : t.named_children(args))
+  for (py::NodeId a : t.named_child_range(args))
     if (t.is(a, py::K::DictionarySplat) || t.is(a, py::K::ListSplat)) return std::nullopt;
   Fix fix;
   fix.title = "Pass `pin_memory=True`";

@@ -54,7 +54,7 @@ void bound_names(const RuleContext& ctx, const py::Module& m, py::NodeId value, 
   int tuple_index = -1;
   if (p != py::kNone && (t.is(p, py::K::ExpressionList) || t.is(p, py::K::Tuple))) {
     int i = 0;
-    for (py::NodeId el : t.named_children(p)) {
+    for (py::NodeId el : t.named_child_range(p)) {
       if (el == value) tuple_index = i;
       ++i;
     }

@@ -69,7 +69,7 @@ py::NodeId formatted_tensor(const RuleContext& ctx, py::NodeId n) {
     py::NodeId l = t.field(n, py::F::Left), r = t.field(n, py::F::Right);
     if (l == py::kNone || !(t.is(l, py::K::String) || t.is(l, py::K::ConcatenatedString))) return py::kNone;
     if (r != py::kNone && (t.is(r, py::K::Tuple) || t.is(r, py::K::ParenthesizedExpression))) {
-      for (py::NodeId e : t.named_children(r))
+      for (py::NodeId e : t.named_child_range(r))
         if (formats_tensor(ctx, e)) return e;
       return py::kNone;
     }
@@ -87,7 +87,7 @@ std::string sync_of(const RuleContext& ctx, const py::Call& c) {
     if (c.method == "format" && (t.is(c.receiver, py::K::String) || t.is(c.receiver, py::K::ConcatenatedString))) {
       py::NodeId args = t.field(c.node, py::F::Arguments);
       if (args != py::kNone)
-        for (py::NodeId a : t.named_children(args)) {
+        for (py::NodeId a : t.named_child_range(args)) {
           py::NodeId v = t.is(a, py::K::KeywordArgument) ? t.field(a, py::F::Value) : a;
           if (formats_tensor(ctx, v)) return "str.format(<tensor>)";
         }
@@ -107,7 +107,7 @@ std::string sync_of(const RuleContext& ctx, const py::Call& c) {
   if (c.qname == "builtins.print" || c.qname == "builtins.float" || c.qname == "builtins.int" || c.qname == "builtins.bool") {
     py::NodeId args = t.field(c.node, py::F::Arguments);
     if (args == py::kNone) return "";
-    for (py::NodeId a : t.named_children(args)) {
+    for (py::NodeId a : t.named_child_range(args)) {
       if (t.is(a, py::K::KeywordArgument)) continue;
       if (ctx.model.type_of(ctx.mod, a) == TypeKind::Tensor && !on_host(ctx, a))
         return std::string(py::last_component(c.qname)) + "(<tensor>)";

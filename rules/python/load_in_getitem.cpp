@@ -155,7 +155,7 @@ struct Analyzer {
       py::NodeId args = t.field(c.node, py::F::Arguments);
       if (args != py::kNone) {
         size_t i = 0;
-        for (py::NodeId a : t.named_children(args)) {
+        for (py::NodeId a : t.named_child_range(args)) {
           if (t.is(a, py::K::KeywordArgument)) {
             py::NodeId k = t.field(a, py::F::Name), v = t.field(a, py::F::Value);
             if (k != py::kNone && reads_any(t, v, tainted)) tp.insert(std::string(t.text(k)));

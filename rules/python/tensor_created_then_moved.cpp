@@ -28,7 +28,7 @@ std::optional<Fix> device_fix(RuleContext& ctx, const py::Call& move, const py::
   py::NodeId args = t.field(move.node, py::F::Arguments);
   if (args == py::kNone || !t.is(args, py::K::ArgumentList)) return std::nullopt;
   std::vector<py::NodeId> items;
-  for (py::NodeId a : t.named_children(args))
+  for (py::NodeId a : t.named_child_range(args))
     if (!t.is(a, py::K::Comment)) items.push_back(a);
   std::string device;
   if (move.method == "cuda") {
