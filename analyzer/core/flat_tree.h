@@ -191,29 +191,46 @@ struct TreeCodec {
     const uint32_t size = static_cast<uint32_t>(src.text().size());
     std::vector<Node<K, F>> nodes;
     nodes.reserve(count);
-    std::vector<NodeId> open;       // ancestors of the node being read
-    for (uint32_t i = 0; i < count; ++i) {
-      auto& n = nodes.emplace_back();
-      uint16_t kind = 0, symbol = 0;  // the count check above guarantees the bytes
-      get32(in, pos, n.start);
-      get32(in, pos, n.end);
-      get32(in, pos, n.subtree_end);
-      get16(in, pos, kind);
-      uint8_t field = static_cast<uint8_t>(in[pos++]);
-      uint8_t named = static_cast<uint8_t>(in[pos++]);
-      get16(in, pos, symbol);
-      if (kind >= static_cast<uint16_t>(K::kCount) || field >= static_cast<uint8_t>(F::kCount) || named > 1)
+    // ancestors of the node being read, with their subtree ends (not read back from `nodes`)
+    struct Open {
+      NodeId id, subtree_end;
+    };
+    std::vector<Open> open;
+    const char* p = in.data() + pos;  // the count check above guarantees count * kNodeBytes bytes
+    for (uint32_t i = 0; i < count; ++i, p += kNodeBytes) {
+      uint32_t start, end, subtree_end;
+      uint16_t kind, symbol;
+      std::memcpy(&start, p, 4);
+      std::memcpy(&end, p + 4, 4);
+      std::memcpy(&subtree_end, p + 8, 4);
+      std::memcpy(&kind, p + 12, 2);
+      const auto field = static_cast<uint8_t>(p[14]), named = static_cast<uint8_t>(p[15]);
+      std::memcpy(&symbol, p + 16, 2);
+      if constexpr (std::endian::native == std::endian::big) {
+        start = __builtin_bswap32(start);
+        end = __builtin_bswap32(end);
+        subtree_end = __builtin_bswap32(subtree_end);
+        kind = __builtin_bswap16(kind);
+        symbol = __builtin_bswap16(symbol);
+      }
+      if ((kind >= static_cast<uint16_t>(K::kCount)) | (field >= static_cast<uint8_t>(F::kCount)) | (named > 1) |
+          (start > end) | (end > size) | (subtree_end <= i) | (subtree_end > count))
         return false;
-      n.named = named;
-      if (n.start > n.end || n.end > size || n.subtree_end <= i || n.subtree_end > count) return false;
+      while (!open.empty() && open.back().subtree_end <= i) open.pop_back();
+      if (open.empty() ? i != 0 : subtree_end > open.back().subtree_end) return false;  // one root, nested
+      Node<K, F> n;
+      n.start = start;
+      n.end = end;
+      n.parent = open.empty() ? kNone : open.back().id;
+      n.subtree_end = subtree_end;
+      n.symbol = symbol;
       n.kind = static_cast<K>(kind);
       n.field = static_cast<F>(field);
-      n.symbol = symbol;
-      while (!open.empty() && nodes[open.back()].subtree_end <= i) open.pop_back();
-      if (open.empty() ? i != 0 : n.subtree_end > nodes[open.back()].subtree_end) return false;  // one root, nested
-      if (!open.empty()) n.parent = open.back();
-      open.push_back(i);
+      n.named = named;
+      nodes.push_back(n);
+      open.push_back({i, subtree_end});
     }
+    pos += size_t{count} * kNodeBytes;
     std::vector<std::pair<uint32_t, std::string>> errors;
     for (uint32_t e = 0; e < nerr; ++e) {
       uint32_t at, len;
