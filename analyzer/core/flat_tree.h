@@ -75,11 +75,14 @@ class Tree {
       if (nodes_[c].field == f) out.push_back(c);
     return out;
   }
-  // Named children (comments left out), in order.
+  // A named child (comments left out): what named_children(), named_child_range() and
+  // first_named_child() give.
+  bool is_named_child(NodeId c) const { return nodes_[c].named && nodes_[c].kind != K::Comment; }
+  // Named children, in order.
   std::vector<NodeId> named_children(NodeId n) const {
     std::vector<NodeId> out;
     for (NodeId c = first_child(n); c != kNone; c = next_sibling(c))
-      if (nodes_[c].named && nodes_[c].kind != K::Comment) out.push_back(c);
+      if (is_named_child(c)) out.push_back(c);
     return out;
   }
   // The same children as named_children(), for a range-for, without building a vector (the
@@ -99,7 +102,7 @@ class Tree {
 
      private:
       void skip() {
-        while (c_ != kNone && !(t_->nodes_[c_].named && t_->nodes_[c_].kind != K::Comment)) c_ = t_->next_sibling(c_);
+        while (c_ != kNone && !t_->is_named_child(c_)) c_ = t_->next_sibling(c_);
       }
       const Tree* t_;
       NodeId c_;
@@ -116,7 +119,7 @@ class Tree {
   NamedChildRange named_child_range(NodeId n) const { return {this, n}; }
   NodeId first_named_child(NodeId n) const {
     for (NodeId c = first_child(n); c != kNone; c = next_sibling(c))
-      if (nodes_[c].named && nodes_[c].kind != K::Comment) return c;
+      if (is_named_child(c)) return c;
     return kNone;
   }
   template <class Fn>

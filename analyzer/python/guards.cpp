@@ -139,8 +139,7 @@ bool has_modulo(const Tree& t, NodeId n) {
 
 NodeId last_statement(const Tree& t, NodeId block) {
   NodeId last = kNone;
-  for (NodeId c = t.first_child(block); c != kNone; c = t.next_sibling(c))
-    if (t[c].named && !t.is(c, K::Comment)) last = c;
+  for (NodeId c : t.named_child_range(block)) last = c;
   return last;
 }
 
