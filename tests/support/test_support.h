@@ -1,5 +1,6 @@
 // Shared helpers for trainlint's tests.
 #pragma once
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,24 @@ inline void write_file(const std::filesystem::path& p, const std::string& s) {
   std::filesystem::create_directories(p.parent_path());
   std::ofstream out(p, std::ios::binary);
   out << s;
+}
+
+// The .py files under `root`, sorted; when there are more than `most`, an even sample of `most`
+// of them, the same every run. None when `root` is not a folder.
+inline std::vector<std::filesystem::path> python_files(const std::filesystem::path& root, size_t most) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> out;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec))
+    if (it->is_regular_file() && it->path().extension() == ".py") out.push_back(it->path());
+  std::sort(out.begin(), out.end());
+  if (out.size() > most) {
+    std::vector<fs::path> sample;
+    for (size_t i = 0; i < most; ++i) sample.push_back(out[i * out.size() / most]);
+    out = sample;
+  }
+  return out;
 }
 
 // A fresh temporary folder, removed at the end of the test.

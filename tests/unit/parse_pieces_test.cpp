@@ -25,20 +25,7 @@ std::string read(const fs::path& p) { return tl::test::read_file(p); }
 
 std::string difference(const Tree& a, const Tree& b) { return tl::test::tree_difference(a, b); }
 
-std::vector<fs::path> python_files(const fs::path& root, size_t most) {
-  std::vector<fs::path> out;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec))
-    if (it->is_regular_file() && it->path().extension() == ".py") out.push_back(it->path());
-  std::sort(out.begin(), out.end());
-  if (out.size() > most) {  // an even sample, the same every run
-    std::vector<fs::path> sample;
-    for (size_t i = 0; i < most; ++i) sample.push_back(out[i * out.size() / most]);
-    out = sample;
-  }
-  return out;
-}
+using tl::test::python_files;
 
 struct Tally {
   size_t files = 0, cut = 0;

@@ -205,14 +205,7 @@ TEST(PythonScanner, RandomTextsGiveTheGrammarsOwnTrees) {
 TEST(PythonScanner, RealFilesGiveTheGrammarsOwnTrees) {
   std::vector<fs::path> files;
   auto add = [&](const fs::path& root, size_t most) {
-    std::vector<fs::path> found;
-    std::error_code ec;
-    if (!fs::is_directory(root, ec)) return;
-    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec))
-      if (it->is_regular_file() && it->path().extension() == ".py") found.push_back(it->path());
-    std::sort(found.begin(), found.end());
-    for (size_t i = 0; i < std::min(most, found.size()); ++i) files.push_back(found[i * found.size() / std::min(most, found.size())]);
+    for (auto& p : tl::test::python_files(root, most)) files.push_back(p);
   };
   add(fs::path(TRAINLINT_SOURCE_DIR) / "tests" / "fixtures", 100000);
   add(fs::path(TRAINLINT_SOURCE_DIR) / "examples", 100000);
