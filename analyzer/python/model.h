@@ -74,6 +74,7 @@ struct Function {
 };
 
 struct Class {
+  uint32_t id = 0;  // index in ProgramModel's classes_ (every analysed class)
   Module* mod = nullptr;
   NodeId def = kNone;
   std::string_view name;
@@ -240,7 +241,11 @@ struct Program {
   // library function that every caller of the program calls with `use_prefetcher=False`.
   std::unordered_map<const Module*, std::vector<NodeId>> dead_branches;
   bool in_dead_branch(const Module& m, NodeId n) const;
-  std::unordered_set<const Class*> reached_classes;  // classes referenced by code the program runs
+  // The classes referenced by code the program runs: their ids (Class::id), sorted.
+  std::vector<uint32_t> reached_class_ids;
+  bool reaches_class(const Class* c) const {
+    return c && std::binary_search(reached_class_ids.begin(), reached_class_ids.end(), c->id);
+  }
   bool reaches(const Function* f) const {
     if (!f) return false;
     if (!reached_bits.empty())
@@ -305,6 +310,7 @@ class ProgramModel {
   const std::vector<std::unique_ptr<Module>>& modules() const { return modules_; }
   const std::vector<Program>& programs() const { return programs_; }
   const std::vector<Function*>& functions() const { return functions_; }
+  const std::vector<Class*>& classes() const { return classes_; }  // by Class::id
   // How long each phase of build() took, in order, in ms (wall time of the whole phase).
   const std::vector<std::pair<std::string, double>>& build_phases() const { return build_phases_; }
 
@@ -417,6 +423,7 @@ class ProgramModel {
   std::unordered_set<const Class*> class_has_subclass_;
   std::vector<std::unique_ptr<Module>> modules_;
   std::vector<Function*> functions_;
+  std::vector<Class*> classes_;  // by Class::id
   std::vector<std::pair<std::string, double>> build_phases_;
   std::vector<Program> programs_;
   std::unordered_map<std::string, std::vector<Module*>> by_dotted_;  // every dotted suffix

@@ -563,7 +563,7 @@ struct ModelBuilder {
         p.has_backward |= any_runs(*m, mf.backward);
         accel = accel || any_runs(*m, mf.accel, true);
         for (const Class* cl : mf.lightning)
-          if (p.reached_classes.count(cl) && !lightning) {
+          if (p.reaches_class(cl) && !lightning) {
             lightning = true;
             if (!p.accel_mod) {
               p.accel_mod = m;
@@ -1153,6 +1153,11 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
     for (auto& f : m->functions) {
       f->id = static_cast<uint32_t>(pm.functions_.size());
       pm.functions_.push_back(f.get());
+    }
+  for (auto& m : pm.modules_)
+    for (auto& c : m->classes) {
+      c->id = static_cast<uint32_t>(pm.classes_.size());
+      pm.classes_.push_back(c.get());
     }
   for (auto& m : pm.modules_)
     for (auto& d : m->argdefs) pm.argdefs_[d.dest].push_back(&d);

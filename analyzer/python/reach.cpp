@@ -8,11 +8,11 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 
 namespace tl::py {
@@ -172,51 +172,81 @@ struct ProgramReach {
     // programs of a large tree import most of it: the work was programs x code).
     seeds_.assign(pm.modules_.size(), {});
     parallel_for(pm.modules_.size(), threads, [&](size_t i) { seeds_[i] = module_seeds(*pm.modules_[i], top[i]); });
-    class_index_.clear();
-    for (auto& mp : pm.modules_)
-      for (auto& c : mp->classes) class_index_.emplace(c.get(), static_cast<uint32_t>(class_index_.size()));
-    succ_.assign(pm.functions_.size(), {});
     if_candidates_.assign(pm.functions_.size(), {});
     parallel_for(pm.functions_.size(), threads, [&](size_t i) { if_candidates_[i] = if_candidates(*pm.functions_[i]); });
 
     // Each program is reached on its own, reading only the shared facts above: on the run's
     // threads, with every function's successors computed first so that nothing shared is
     // written. (Programs are many, and where the tree is a library that imports itself, as
-    // torch does, each reaches most of it: 1.1 s of a run on Debian's torch package.)
-    parallel_for(pm.functions_.size(), threads,
-                 [&](size_t i) { succ_[i] = successors(*pm.functions_[i], fn_refs, nested); });
+    // torch does, each reaches most of it: Debian's torch package has 270 programs reaching
+    // 3,500 functions each.) The walk reads ids in flat arrays only, never the model's objects:
+    // visiting a Function or a Class (each its own allocation, scattered among the parser's) cost
+    // a cache miss each, and the walk was bound by them.
+    {
+      std::vector<Successors> succ(pm.functions_.size());
+      parallel_for(pm.functions_.size(), threads,
+                   [&](size_t i) { succ[i] = successors(*pm.functions_[i], fn_refs, nested); });
+      succ_fns_.clear();
+      succ_classes_.clear();
+      for (auto& sc : succ) {
+        succ_fns_.add_row(sc.fns);
+        succ_classes_.add_row(sc.classes);
+      }
+    }
+    class_methods_.clear();
+    class_bases_.clear();
+    std::vector<uint32_t> row;
+    for (const Class* c : pm.classes_) {
+      row.clear();
+      for (auto& [n, f] : c->methods)
+        if (f) row.push_back(f->id);
+      std::sort(row.begin(), row.end());
+      class_methods_.add_row(row);
+      row.clear();
+      for (const Class* b : c->local_bases) row.push_back(b->id);
+      class_bases_.add_row(row);
+    }
     parallel_for(pm.programs_.size(), threads, [&](size_t i) {
       thread_local ReachScratch scratch;
       Program& p = pm.programs_[i];
-      reach_program(p, top, fn_refs, nested, scratch);
-      if (find_dead_branches(p)) {
-        p.reached_classes.clear();
-        reach_program(p, top, fn_refs, nested, scratch);  // the branches' calls no longer count
-      }
+      reach_program(p, fn_refs, nested, scratch);
+      if (find_dead_branches(p))
+        reach_program(p, fn_refs, nested, scratch);  // the branches' calls no longer count
     });
   }
 
-  // A module's import-time code, as every program that imports it runs it.
+  static constexpr uint32_t kNoId = UINT32_MAX;
+  static uint32_t id_of(const Function* f) { return f ? f->id : kNoId; }
+  static uint32_t id_of(const Class* c) { return c ? c->id : kNoId; }
+
+  // A module's import-time code, as every program that imports it runs it: ids of what it leads
+  // to (kNoId for none).
+  struct Seed {
+    NodeId node = kNone;
+    uint32_t fn = kNoId, cls = kNoId;
+    bool guarded = false;  // under the main guard
+  };
   struct ModuleSeeds {
-    std::vector<std::pair<const Call*, bool>> calls;  // top-level calls; true: under the main guard
-    std::vector<char> ref_guarded;                    // per entry of `top`: under the main guard
-    std::vector<Function*> registered_fns;            // registered by a decorator
-    std::vector<Class*> registered_classes;
+    std::vector<Seed> calls;                 // top-level calls of analysed functions or classes
+    std::vector<Seed> refs;                  // top-level references (`top`)
+    std::vector<uint32_t> registered_fns;    // registered by a decorator
+    std::vector<uint32_t> registered_classes;
     bool library_like = false;
   };
   ModuleSeeds module_seeds(Module& m, const std::vector<std::pair<NodeId, Ref>>& top) const {
     ModuleSeeds s;
     for (auto& c : m.calls)
-      if (!c.fn) s.calls.emplace_back(&c, in_main_guard(m, c.node));
-    s.ref_guarded.reserve(top.size());
-    for (auto& [n, r] : top) s.ref_guarded.push_back(in_main_guard(m, n));
+      if (!c.fn && (c.target || c.target_class))
+        s.calls.push_back({c.node, id_of(c.target), id_of(c.target_class), in_main_guard(m, c.node)});
+    s.refs.reserve(top.size());
+    for (auto& [n, r] : top) s.refs.push_back({n, id_of(r.fn), id_of(r.cls), in_main_guard(m, n)});
     // registered by a decorator (`@MODELS.register_module()`, `@app.command()`): called by
     // whoever holds the registry
     for (auto& f : m.functions)
       if (!f->outer && !f->cls)
         for (auto& d : f->decorators)
           if (!wrapping_decorator(d)) {
-            s.registered_fns.push_back(f.get());
+            s.registered_fns.push_back(f->id);
             break;
           }
     for (auto& c : m.classes) {
@@ -227,7 +257,7 @@ struct ProgramReach {
         NodeId e = m.tree.first_named_child(d);
         if (e != kNone && m.tree.is(e, K::Call)) e = m.tree.field(e, F::Function);
         if (!wrapping_decorator(pm.qualified_name(m, e))) {
-          s.registered_classes.push_back(c.get());
+          s.registered_classes.push_back(c->id);
           break;
         }
       }
@@ -264,25 +294,24 @@ struct ProgramReach {
     return out;
   }
   // The functions and classes a function's calls, references and nested definitions lead to,
-  // each once: the same in every program without dead branches, so computed once per function
-  // before the programs are reached (succ_).
+  // each once, as ids: the same in every program without dead branches, so computed once per
+  // function before the programs are reached (succ_fns_, succ_classes_).
   struct Successors {
-    std::vector<Function*> fns;
-    std::vector<Class*> classes;
+    std::vector<uint32_t> fns, classes;
   };
   static Successors successors(const Function& f, const std::vector<std::vector<Ref>>& fn_refs,
                                const std::vector<std::vector<Function*>>& nested) {
     Successors s;
     for (uint32_t ci : f.calls) {
       const Call& c = f.mod->calls[ci];
-      if (c.target) s.fns.push_back(c.target);
-      if (c.target_class) s.classes.push_back(c.target_class);
+      if (c.target) s.fns.push_back(c.target->id);
+      if (c.target_class) s.classes.push_back(c.target_class->id);
     }
     for (auto& r : fn_refs[f.id]) {
-      if (r.fn) s.fns.push_back(r.fn);
-      if (r.cls) s.classes.push_back(r.cls);
+      if (r.fn) s.fns.push_back(r.fn->id);
+      if (r.cls) s.classes.push_back(r.cls->id);
     }
-    for (Function* g : nested[f.id]) s.fns.push_back(g);
+    for (Function* g : nested[f.id]) s.fns.push_back(g->id);
     auto dedup = [](auto& v) {
       std::sort(v.begin(), v.end());
       v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -291,8 +320,21 @@ struct ProgramReach {
     dedup(s.classes);
     return s;
   }
-  std::vector<Successors> succ_;  // per function id
-  std::unordered_map<const Class*, uint32_t> class_index_;  // every analysed class, numbered
+  // A list of ids per index, all rows in one array.
+  struct Rows {
+    std::vector<uint32_t> start{0}, ids;
+    void clear() {
+      start.assign(1, 0);
+      ids.clear();
+    }
+    void add_row(const std::vector<uint32_t>& r) {
+      ids.insert(ids.end(), r.begin(), r.end());
+      start.push_back(static_cast<uint32_t>(ids.size()));
+    }
+    std::span<const uint32_t> operator[](size_t i) const { return {ids.data() + start[i], ids.data() + start[i + 1]}; }
+  };
+  Rows succ_fns_, succ_classes_;      // per function id: where its calls, references and nested defs lead
+  Rows class_methods_, class_bases_;  // per class id: its methods, its analysed bases
   std::vector<ModuleSeeds> seeds_;
   std::vector<std::vector<NodeId>> if_candidates_;  // per function id
 
@@ -471,111 +513,115 @@ struct ProgramReach {
     return out;
   }
 
-  // A mark per function, and the functions whose calls a dead branch of the program filters:
-  // one per thread, reused by the programs it reaches and cleared after each through the lists
-  // of ids it set.
+  // A mark per function and per class, and the functions whose calls a dead branch of the
+  // program filters: one per thread, reused by the programs it reaches and cleared after each
+  // through the lists of ids it set.
   struct ReachScratch {
-    std::vector<char> mark, affected;
+    std::vector<char> mark, affected, seen_cls;
+    std::vector<uint32_t> work, cls_stack;
   };
-  void reach_program(Program& p, const std::vector<std::vector<std::pair<NodeId, Ref>>>& top,
-                     const std::vector<std::vector<Ref>>& fn_refs,
+  void reach_program(Program& p, const std::vector<std::vector<Ref>>& fn_refs,
                      const std::vector<std::vector<Function*>>& nested, ReachScratch& scratch) {
-    {
-      std::vector<char>& mark = scratch.mark;
-      std::vector<char>& affected = scratch.affected;
-      if (mark.size() != pm.functions_.size()) mark.assign(pm.functions_.size(), 0);
-      std::vector<uint32_t> ids;
-      std::deque<Function*> work;
-      auto add_fn = [&](Function* f) {
-        if (!f || mark[f->id]) return;
-        mark[f->id] = 1;
-        ids.push_back(f->id);
-        work.push_back(f);
-      };
-      // a class reached: its methods may run, and its bases' (each class once per program)
-      std::vector<char> seen_cls(class_index_.size(), 0);
-      std::vector<Class*> cls_stack;
-      auto add_cls = [&](Class* c) {
-        if (!c) return;
-        cls_stack.push_back(c);
-        while (!cls_stack.empty()) {
-          Class* k = cls_stack.back();
-          cls_stack.pop_back();
-          auto it = class_index_.find(k);
-          if (it != class_index_.end()) {
-            if (seen_cls[it->second]) continue;
-            seen_cls[it->second] = 1;
+    std::vector<char>& mark = scratch.mark;
+    std::vector<char>& affected = scratch.affected;
+    std::vector<char>& seen_cls = scratch.seen_cls;
+    if (mark.size() != pm.functions_.size()) mark.assign(pm.functions_.size(), 0);
+    if (affected.size() != pm.functions_.size()) affected.assign(pm.functions_.size(), 0);
+    if (seen_cls.size() != pm.classes_.size()) seen_cls.assign(pm.classes_.size(), 0);
+    std::vector<uint32_t>& work = scratch.work;
+    std::vector<uint32_t>& cls_stack = scratch.cls_stack;
+    std::vector<uint32_t> ids, cls_ids;
+    auto add_fn = [&](uint32_t f) {
+      if (f == kNoId || mark[f]) return;
+      mark[f] = 1;
+      ids.push_back(f);
+      work.push_back(f);
+    };
+    // a class reached: its methods may run, and its bases' (each class once per program)
+    auto add_cls = [&](uint32_t c) {
+      if (c == kNoId || seen_cls[c]) return;
+      seen_cls[c] = 1;
+      cls_ids.push_back(c);
+      cls_stack.push_back(c);
+      while (!cls_stack.empty()) {
+        uint32_t k = cls_stack.back();
+        cls_stack.pop_back();
+        for (uint32_t f : class_methods_[k]) add_fn(f);
+        for (uint32_t b : class_bases_[k])
+          if (!seen_cls[b]) {
+            seen_cls[b] = 1;
+            cls_ids.push_back(b);
+            cls_stack.push_back(b);
           }
-          if (!p.reached_classes.insert(k).second) continue;
-          for (auto& [n, f] : k->methods) add_fn(f);
-          for (Class* b : k->local_bases) cls_stack.push_back(b);
-        }
-      };
-      auto add_ref = [&](const Ref& r) {
-        add_fn(r.fn);
-        add_cls(r.cls);
-      };
-      for (Module* m : p.members) {
-        bool entry = m == p.entry;
-        const ModuleSeeds& seeds = seeds_[m->index];
-        for (auto& [c, guarded] : seeds.calls) {
-          if (!entry && guarded) continue;
-          if (p.in_dead_branch(*m, c->node)) continue;
-          add_fn(c->target);
-          add_cls(c->target_class);
-        }
-        const auto& refs = top[m->index];
-        for (size_t i = 0; i < refs.size(); ++i)
-          if (entry || !seeds.ref_guarded[i]) add_ref(refs[i].second);
-        for (Function* f : seeds.registered_fns) add_fn(f);
-        for (Class* c : seeds.registered_classes) add_cls(c);
-        // an entry script that only defines things is a library linted on its own: its callers
-        // are outside the analysis
-        if (entry && seeds.library_like) {
-          for (auto& f : m->functions) add_fn(f.get());
-          for (auto& c : m->classes) add_cls(c.get());
-        }
       }
-      // Only the functions a dead branch overlaps (it lies in them, or they lie in it) must have
-      // their calls filtered; every other function leads where it always does.
-      std::vector<uint32_t> filtered;
-      if (affected.size() != pm.functions_.size()) affected.assign(pm.functions_.size(), 0);
-      for (auto& [m, branches] : p.dead_branches)
-        for (auto& g : m->functions)
-          for (NodeId b : branches)
-            if (m->tree.contains(g->def, b) || m->tree.contains(b, g->def)) {
-              if (!affected[g->id]) filtered.push_back(g->id);
-              affected[g->id] = 1;
-              break;
-            }
-      while (!work.empty()) {
-        Function* f = work.front();
-        work.pop_front();
-        if (!affected[f->id]) {  // no call of it is in a dead branch: where it leads, deduplicated once
-          const Successors& s = succ_[f->id];
-          for (Function* g : s.fns) add_fn(g);
-          for (Class* c : s.classes) add_cls(c);
-          continue;
-        }
-        for (uint32_t ci : f->calls) {
-          const Call& c = f->mod->calls[ci];
-          if (p.in_dead_branch(*f->mod, c.node)) continue;
-          add_fn(c.target);
-          add_cls(c.target_class);
-        }
-        for (auto& r : fn_refs[f->id]) add_ref(r);
-        for (Function* g : nested[f->id]) add_fn(g);
+    };
+    for (Module* m : p.members) {
+      bool entry = m == p.entry;
+      const ModuleSeeds& seeds = seeds_[m->index];
+      for (const Seed& c : seeds.calls) {
+        if (!entry && c.guarded) continue;
+        if (p.in_dead_branch(*m, c.node)) continue;
+        add_fn(c.fn);
+        add_cls(c.cls);
       }
-      for (uint32_t id : ids) mark[id] = 0;
-      for (uint32_t id : filtered) affected[id] = 0;
-      std::sort(ids.begin(), ids.end());
-      p.reached_bits.clear();
-      if (ids.size() * 32 > pm.functions_.size()) {  // dense: a bit per function is smaller and faster
-        p.reached_bits.assign((pm.functions_.size() + 63) / 64, 0);
-        for (uint32_t id : ids) p.reached_bits[id / 64] |= uint64_t{1} << (id % 64);
+      for (const Seed& r : seeds.refs)
+        if (entry || !r.guarded) {
+          add_fn(r.fn);
+          add_cls(r.cls);
+        }
+      for (uint32_t f : seeds.registered_fns) add_fn(f);
+      for (uint32_t c : seeds.registered_classes) add_cls(c);
+      // an entry script that only defines things is a library linted on its own: its callers
+      // are outside the analysis
+      if (entry && seeds.library_like) {
+        for (auto& f : m->functions) add_fn(f->id);
+        for (auto& c : m->classes) add_cls(c->id);
       }
-      p.reached_ids = std::move(ids);
     }
+    // Only the functions a dead branch overlaps (it lies in them, or they lie in it) must have
+    // their calls filtered; every other function leads where it always does.
+    std::vector<uint32_t> filtered;
+    for (auto& [m, branches] : p.dead_branches)
+      for (auto& g : m->functions)
+        for (NodeId b : branches)
+          if (m->tree.contains(g->def, b) || m->tree.contains(b, g->def)) {
+            if (!affected[g->id]) filtered.push_back(g->id);
+            affected[g->id] = 1;
+            break;
+          }
+    while (!work.empty()) {
+      uint32_t f = work.back();
+      work.pop_back();
+      if (!affected[f]) {  // no call of it is in a dead branch: where it leads, deduplicated once
+        for (uint32_t g : succ_fns_[f]) add_fn(g);
+        for (uint32_t c : succ_classes_[f]) add_cls(c);
+        continue;
+      }
+      const Function& fn = *pm.functions_[f];
+      for (uint32_t ci : fn.calls) {
+        const Call& c = fn.mod->calls[ci];
+        if (p.in_dead_branch(*fn.mod, c.node)) continue;
+        add_fn(id_of(c.target));
+        add_cls(id_of(c.target_class));
+      }
+      for (auto& r : fn_refs[f]) {
+        add_fn(id_of(r.fn));
+        add_cls(id_of(r.cls));
+      }
+      for (Function* g : nested[f]) add_fn(g->id);
+    }
+    for (uint32_t id : ids) mark[id] = 0;
+    for (uint32_t id : filtered) affected[id] = 0;
+    for (uint32_t id : cls_ids) seen_cls[id] = 0;
+    std::sort(ids.begin(), ids.end());
+    std::sort(cls_ids.begin(), cls_ids.end());
+    p.reached_bits.clear();
+    if (ids.size() * 32 > pm.functions_.size()) {  // dense: a bit per function is smaller and faster
+      p.reached_bits.assign((pm.functions_.size() + 63) / 64, 0);
+      for (uint32_t id : ids) p.reached_bits[id / 64] |= uint64_t{1} << (id % 64);
+    }
+    p.reached_ids = std::move(ids);
+    p.reached_class_ids = std::move(cls_ids);
   }
 
   // ---- accelerator intent (TL303) --------------------------------------------------------

@@ -8,7 +8,7 @@ namespace tl::py {
 
 // Module::is_test for pytest/unittest modules (docs/concepts.md "Test modules").
 void mark_test_modules(ProgramModel& pm);
-// Program::reached / reached_classes: functions and classes reachable from each program's entry.
+// Program::reached_ids / reached_class_ids: functions and classes reachable from each program's entry.
 void compute_reachability(ProgramModel& pm, unsigned threads);
 // Program::accelerator_intent, from the code the program runs (modules and programs on up to
 // `threads` threads).

@@ -410,7 +410,7 @@ def slow_step():
       std::string s = p.entry ? p.entry->path : "?";
       for (uint32_t id : p.reached_ids) s += " " + pm.functions()[id]->qualname;
       std::vector<std::string> cls;
-      for (const Class* c : p.reached_classes) cls.push_back(c->qualname);
+      for (uint32_t id : p.reached_class_ids) cls.push_back(pm.classes()[id]->qualname);
       std::sort(cls.begin(), cls.end());
       for (auto& c : cls) s += " class:" + c;
       std::vector<std::string> dead;
