@@ -7,6 +7,9 @@
 #              the run entry misses and that file alone is parsed again; the model and the rules
 #              run over every file, as they must for findings that cross files
 # then the cache's size on disk. Prints each one's median and its ratio to the cold run.
+# The copy keeps the tree's folder name: a package's modules are named from it, so a copy under
+# another name would resolve its absolute imports (`from torch.utils.data import ...`) to nothing,
+# and the link passes would see a program that is not the one users lint.
 #
 # usage: bench/cache/run.sh [--runs N] [-j N] [--edit REL] [TREE]
 #   --edit REL: the file edited (relative to TREE; default utils/data/dataloader.py when present,
@@ -37,24 +40,27 @@ command -v hyperfine >/dev/null || { echo "hyperfine is missing (scripts/deps.sh
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-cp -r "$tree" "$tmp/tree"
+name=$(basename "$(cd "$tree" && pwd)")
+qname=$(printf %q "$name")  # as hyperfine's shell reads it
+mkdir "$tmp/copy"
+cp -r "$tree" "$tmp/copy/$name"
 if [ -z "$edit" ]; then
-  if [ -f "$tmp/tree/utils/data/dataloader.py" ]; then edit=utils/data/dataloader.py
-  else edit=$(cd "$tmp/tree" && find . -name '*.py' | LC_ALL=C sort | head -1 | sed 's|^\./||'); fi
+  if [ -f "$tmp/copy/$name/utils/data/dataloader.py" ]; then edit=utils/data/dataloader.py
+  else edit=$(cd "$tmp/copy/$name" && find . -name '*.py' | LC_ALL=C sort | head -1 | sed 's|^\./||'); fi
 fi
-[ -f "$tmp/tree/$edit" ] || { echo "no such file in the tree: $edit" >&2; exit 2; }
-files=$(find "$tmp/tree" -name '*.py' | wc -l)
-bytes=$(find "$tmp/tree" -name '*.py' -print0 | du -cb --files0-from=- | tail -1 | cut -f1)
+[ -f "$tmp/copy/$name/$edit" ] || { echo "no such file in the tree: $edit" >&2; exit 2; }
+files=$(find "$tmp/copy/$name" -name '*.py' | wc -l)
+bytes=$(find "$tmp/copy/$name" -name '*.py' -print0 | du -cb --files0-from=- | tail -1 | cut -f1)
 echo "tree: $tree ($files .py files, $bytes bytes), edited file: $edit; $(nproc) cores; ${jobs:-all} threads; $runs runs each"
 
 j=${jobs:+-j $jobs}
-cd "$tmp"
-"$tl" --quiet $j --cache-dir "$tmp/cache" tree >/dev/null 2>&1 || true
+cd "$tmp/copy"
+"$tl" --quiet $j --cache-dir "$tmp/cache" "$name" >/dev/null 2>&1 || true
 json=$tmp/cache.json
 hyperfine -i --runs "$runs" --warmup 1 --export-json "$json" \
-  --prepare 'true' --command-name cold "$tl --quiet $j --no-cache tree" \
-  --prepare 'true' --command-name unchanged "$tl --quiet $j --cache-dir $tmp/cache tree" \
-  --prepare "echo \"# edit \$(date +%s%N)\" >> tree/$edit" --command-name one-edit "$tl --quiet $j --cache-dir $tmp/cache tree"
+  --prepare 'true' --command-name cold "$tl --quiet $j --no-cache $qname" \
+  --prepare 'true' --command-name unchanged "$tl --quiet $j --cache-dir $tmp/cache $qname" \
+  --prepare "echo \"# edit \$(date +%s%N)\" >> $qname/$edit" --command-name one-edit "$tl --quiet $j --cache-dir $tmp/cache $qname"
 echo
 python3 - "$json" <<'PY'
 import json, statistics, sys
