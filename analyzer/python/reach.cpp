@@ -12,6 +12,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <bit>
+#include <map>
 #include <span>
 #include <thread>
 
@@ -206,13 +208,156 @@ struct ProgramReach {
       for (const Class* b : c->local_bases) row.push_back(b->id);
       class_bases_.add_row(row);
     }
+    // Programs share most of what they reach (each of the torch package's imports `torch`, whose
+    // import-time code reaches most of it): what the import closure of a shared module reaches is
+    // computed once (a hub), and a program's walk starts from it.
+    choose_hubs();
+    // what a hub's import closure reaches, none of it an entry, with the calls in `dead` filtered
+    auto reach_hub = [&](Hub& h, const std::unordered_map<const Module*, std::vector<NodeId>>& dead) {
+      thread_local ReachScratch scratch;
+      Program closure;
+      for (size_t w = 0; w < h.modules.size(); ++w)
+        for (uint64_t bits = h.modules[w]; bits; bits &= bits - 1)
+          closure.members.push_back(pm.modules_[w * 64 + std::countr_zero(bits)].get());
+      closure.dead_branches = dead;
+      reach_program(closure, fn_refs, nested, scratch, nullptr);
+      h.fns = std::move(closure.reached_ids);
+      h.classes = std::move(closure.reached_class_ids);
+    };
+    parallel_for(hubs_.size(), threads, [&](size_t i) { reach_hub(hubs_[i], {}); });
+    std::vector<char> again(pm.programs_.size(), 0);
     parallel_for(pm.programs_.size(), threads, [&](size_t i) {
       thread_local ReachScratch scratch;
       Program& p = pm.programs_[i];
-      reach_program(p, fn_refs, nested, scratch);
-      if (find_dead_branches(p))
-        reach_program(p, fn_refs, nested, scratch);  // the branches' calls no longer count
+      reach_program(p, fn_refs, nested, scratch, hub_of_program_[i] < 0 ? nullptr : &hubs_[hub_of_program_[i]]);
+      again[i] = find_dead_branches(p);
     });
+    // Programs with dead branches are reached again, the branches' calls no longer counting. The
+    // hub's walk did not filter them; programs that share a hub and the same dead branches (the
+    // torch package's: its core's callers fix the same flags) share a walk of the hub that does.
+    using DeadKey = std::vector<std::pair<uint32_t, std::vector<NodeId>>>;
+    std::map<std::pair<int32_t, DeadKey>, std::vector<uint32_t>> by_key;
+    for (uint32_t i = 0; i < pm.programs_.size(); ++i) {
+      if (!again[i]) continue;
+      DeadKey key;
+      if (hub_of_program_[i] >= 0) {
+        for (auto& [m, nodes] : pm.programs_[i].dead_branches) {
+          key.emplace_back(m->index, nodes);
+          std::sort(key.back().second.begin(), key.back().second.end());
+        }
+        std::sort(key.begin(), key.end());
+      }
+      by_key[{hub_of_program_[i], std::move(key)}].push_back(i);
+    }
+    std::vector<Hub> dead_hubs;
+    std::vector<std::pair<uint32_t, int32_t>> second;  // program, index in dead_hubs or -1
+    for (auto& [key, progs] : by_key) {
+      int32_t h = -1;
+      if (key.first >= 0 && progs.size() >= 2) {
+        h = static_cast<int32_t>(dead_hubs.size());
+        dead_hubs.push_back({hubs_[key.first].modules, {}, {}, progs[0]});
+      }
+      for (uint32_t pi : progs) second.emplace_back(pi, h);
+    }
+    parallel_for(dead_hubs.size(), threads,
+                 [&](size_t i) { reach_hub(dead_hubs[i], pm.programs_[dead_hubs[i].dead_of].dead_branches); });
+    parallel_for(second.size(), threads, [&](size_t i) {
+      thread_local ReachScratch scratch;
+      auto [pi, h] = second[i];
+      reach_program(pm.programs_[pi], fn_refs, nested, scratch, h < 0 ? nullptr : &dead_hubs[h]);
+    });
+  }
+
+  // A module whose import closure lies in several programs, and what that closure's import-time
+  // code reaches (as members, none the entry): closed under calls, references, methods and bases.
+  struct Hub {
+    std::vector<uint64_t> modules;  // its import closure, a bit per module index
+    std::vector<uint32_t> fns, classes;  // reached ids, sorted
+    uint32_t dead_of = 0;  // (a walk with dead branches filtered) the program whose branches they are
+  };
+  std::vector<Hub> hubs_;
+  std::vector<int32_t> hub_of_program_;  // per program: index in hubs_, or -1
+
+  // Each program's hub: of its members other than the entry, the one whose import closure (a
+  // subset of the members: they are the entry's import closure) is the largest, where that closure
+  // is worth sharing (it holds a few modules, and the module is the choice of two programs or more).
+  void choose_hubs() {
+    hubs_.clear();
+    hub_of_program_.assign(pm.programs_.size(), -1);
+    const size_t n = pm.modules_.size(), words = (n + 63) / 64;
+    // The closures are a bit per module and module (2 MB at 4,096 modules): a larger tree goes
+    // without hubs (its programs are reached as they would be, one walk each).
+    if (pm.programs_.size() < 2 || n > 4096) return;
+    // import closures: a bit per module, to a fixed point (cycles included), each pass in the
+    // order a depth-first walk of the imports finishes modules, so that a module is merged after
+    // the modules it imports (one pass where there are no cycles, and one to see nothing change)
+    std::vector<uint32_t> order;
+    {
+      order.reserve(n);
+      std::vector<char> state(n, 0);  // 1: on the stack, 2: finished
+      std::vector<std::pair<uint32_t, size_t>> stack;
+      for (uint32_t r = 0; r < n; ++r) {
+        if (state[r]) continue;
+        stack.emplace_back(r, 0);
+        state[r] = 1;
+        while (!stack.empty()) {
+          auto& [x, k] = stack.back();
+          const auto& imps = pm.modules_[x]->imports;
+          if (k < imps.size()) {
+            uint32_t t = imps[k++]->index;
+            if (!state[t]) {
+              state[t] = 1;
+              stack.emplace_back(t, 0);
+            }
+            continue;
+          }
+          state[x] = 2;
+          order.push_back(x);
+          stack.pop_back();
+        }
+      }
+    }
+    std::vector<std::vector<uint64_t>> closure(n, std::vector<uint64_t>(words, 0));
+    for (size_t i = 0; i < n; ++i) closure[i][i / 64] |= uint64_t{1} << (i % 64);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (uint32_t i : order)
+        for (const Module* t : pm.modules_[i]->imports)
+          if (t->index != i)
+            for (size_t w = 0; w < words; ++w) {
+              uint64_t merged = closure[i][w] | closure[t->index][w];
+              if (merged != closure[i][w]) {
+                closure[i][w] = merged;
+                changed = true;
+              }
+            }
+    }
+    std::vector<uint32_t> size(n, 0);
+    for (size_t i = 0; i < n; ++i)
+      for (uint64_t w : closure[i]) size[i] += static_cast<uint32_t>(std::popcount(w));
+    constexpr uint32_t kMinModules = 8;
+    std::vector<int32_t> choice(pm.programs_.size(), -1);
+    std::vector<uint32_t> chosen_by(n, 0);
+    for (size_t pi = 0; pi < pm.programs_.size(); ++pi) {
+      const Program& p = pm.programs_[pi];
+      int32_t best = -1;
+      for (const Module* m : p.members)
+        if (m != p.entry && size[m->index] >= kMinModules &&
+            (best < 0 || size[m->index] > size[best] || (size[m->index] == size[best] && m->index < static_cast<uint32_t>(best))))
+          best = static_cast<int32_t>(m->index);
+      choice[pi] = best;
+      if (best >= 0) ++chosen_by[best];
+    }
+    std::vector<int32_t> hub_index(n, -1);
+    for (size_t pi = 0; pi < pm.programs_.size(); ++pi) {
+      int32_t m = choice[pi];
+      if (m < 0 || chosen_by[m] < 2) continue;
+      if (hub_index[m] < 0) {
+        hub_index[m] = static_cast<int32_t>(hubs_.size());
+        hubs_.push_back({std::move(closure[m]), {}, {}, 0});
+      }
+      hub_of_program_[pi] = hub_index[m];
+    }
   }
 
   static constexpr uint32_t kNoId = UINT32_MAX;
@@ -520,8 +665,11 @@ struct ProgramReach {
     std::vector<char> mark, affected, seen_cls;
     std::vector<uint32_t> work, cls_stack;
   };
+  // What program `p` reaches (Program::reached_ids, reached_class_ids). With a hub (one of its
+  // members, its walk made with the same dead branches as `p` has), the walk starts from what the
+  // hub reaches, already closed, and reads the seeds of the members outside the hub's closure.
   void reach_program(Program& p, const std::vector<std::vector<Ref>>& fn_refs,
-                     const std::vector<std::vector<Function*>>& nested, ReachScratch& scratch) {
+                     const std::vector<std::vector<Function*>>& nested, ReachScratch& scratch, const Hub* hub) {
     std::vector<char>& mark = scratch.mark;
     std::vector<char>& affected = scratch.affected;
     std::vector<char>& seen_cls = scratch.seen_cls;
@@ -555,8 +703,15 @@ struct ProgramReach {
           }
       }
     };
+    if (hub) {
+      for (uint32_t f : hub->fns) mark[f] = 1;
+      ids = hub->fns;
+      for (uint32_t c : hub->classes) seen_cls[c] = 1;
+      cls_ids = hub->classes;
+    }
     for (Module* m : p.members) {
       bool entry = m == p.entry;
+      if (!entry && hub && (hub->modules[m->index / 64] >> (m->index % 64) & 1)) continue;
       const ModuleSeeds& seeds = seeds_[m->index];
       for (const Seed& c : seeds.calls) {
         if (!entry && c.guarded) continue;
@@ -613,8 +768,13 @@ struct ProgramReach {
     for (uint32_t id : ids) mark[id] = 0;
     for (uint32_t id : filtered) affected[id] = 0;
     for (uint32_t id : cls_ids) seen_cls[id] = 0;
-    std::sort(ids.begin(), ids.end());
-    std::sort(cls_ids.begin(), cls_ids.end());
+    // sorted: a hub's ids are, and what the walk added after them is merged in
+    auto sort_after = [](std::vector<uint32_t>& v, size_t sorted) {
+      std::sort(v.begin() + static_cast<std::ptrdiff_t>(sorted), v.end());
+      std::inplace_merge(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(sorted), v.end());
+    };
+    sort_after(ids, hub ? hub->fns.size() : 0);
+    sort_after(cls_ids, hub ? hub->classes.size() : 0);
     p.reached_bits.clear();
     if (ids.size() * 32 > pm.functions_.size()) {  // dense: a bit per function is smaller and faster
       p.reached_bits.assign((pm.functions_.size() + 63) / 64, 0);

@@ -447,3 +447,63 @@ def slow_step():
   EXPECT_TRUE(program_of(one, "script0.py").reaches(&fast));
   EXPECT_FALSE(program_of(one, "script1.py").reaches(&fast));
 }
+
+// Programs that import the same package share the walk of its import closure (a hub), made once
+// with no dead branches and once per set of dead branches programs share. Each program reaches
+// what it reaches when it is the only program (no hub): functions, classes and dead branches.
+TEST(ProgramReach, ProgramsSharingAPackageReachWhatEachReachesAlone) {
+  std::vector<std::pair<std::string, std::string>> core;
+  std::string init;
+  for (int i = 0; i < 10; ++i) {
+    std::string m = "core/m" + std::to_string(i) + ".py";
+    std::string s;
+    if (i > 0) s += "from core.m" + std::to_string(i - 1) + " import f" + std::to_string(i - 1) + "\n";
+    s += "\ndef f" + std::to_string(i) + "(fast=False):\n    if fast:\n        return fast" + std::to_string(i) +
+         "()\n    return slow" + std::to_string(i) + "()\n";
+    s += "\ndef fast" + std::to_string(i) + "():\n    return " + (i > 0 ? "f" + std::to_string(i - 1) + "()" : "0") + "\n";
+    s += "\ndef slow" + std::to_string(i) + "():\n    return Model" + std::to_string(i) + "()\n";
+    s += "\nclass Base" + std::to_string(i) + ":\n    def forward(self):\n        return helper" + std::to_string(i) +
+         "()\n\nclass Model" + std::to_string(i) + "(Base" + std::to_string(i) + "):\n    pass\n";
+    s += "\ndef helper" + std::to_string(i) + "():\n    return 1\n\ndef unused" + std::to_string(i) + "():\n    return 2\n";
+    if (i % 3 == 0) s += "\nf" + std::to_string(i) + "()\n";  // import-time code: a dead `if fast:` branch
+    core.emplace_back(m, s);
+    init += "from core.m" + std::to_string(i) + " import f" + std::to_string(i) + "\n";
+  }
+  core.emplace_back("core/__init__.py", init);
+  std::vector<std::pair<std::string, std::string>> scripts;
+  for (int i = 0; i < 6; ++i) {
+    std::string s = "import core\nfrom core.m" + std::to_string(i) + " import f" + std::to_string(i) +
+                    ", unused" + std::to_string(i) + "\n";
+    s += i % 2 ? "f" + std::to_string(i) + "(fast=True)\n" : "f" + std::to_string(i) + "()\n";
+    if (i == 4) s += "unused4()\n";
+    s += "\nif __name__ == '__main__':\n    print(1)\n";
+    scripts.emplace_back("script" + std::to_string(i) + ".py", s);
+  }
+  auto summary = [](const ProgramModel& pm, const Program& p) {
+    std::vector<std::string> v;
+    for (uint32_t id : p.reached_ids) v.push_back(pm.functions()[id]->mod->path + ":" + pm.functions()[id]->qualname);
+    for (uint32_t id : p.reached_class_ids) v.push_back("class " + pm.classes()[id]->qualname);
+    for (auto& [m, nodes] : p.dead_branches)
+      for (NodeId n : nodes) v.push_back("dead " + m->path + ":" + std::to_string(m->tree.pos(n).line));
+    std::sort(v.begin(), v.end());
+    return v;
+  };
+  auto files = core;
+  files.insert(files.end(), scripts.begin(), scripts.end());
+  ProgramModel all = build(files);
+  ASSERT_EQ(all.programs().size(), scripts.size());
+  for (auto& [path, text] : scripts) {
+    auto one_files = core;
+    one_files.emplace_back(path, text);
+    ProgramModel alone = build(one_files);
+    ASSERT_EQ(alone.programs().size(), 1u);
+    auto expected = summary(alone, alone.programs()[0]);
+    EXPECT_EQ(summary(all, program_of(all, path)), expected) << path;
+    // the cases the test is about: the package's dead branches, and a script's own reach
+    bool dead = std::any_of(expected.begin(), expected.end(), [](auto& s) { return s.starts_with("dead core/m3.py"); });
+    EXPECT_EQ(dead, path != "script3.py") << path;  // script3 calls f3(fast=True)
+  }
+  const Function& unused4 = fn(all, "core/m4.py", "unused4");
+  EXPECT_TRUE(program_of(all, "script4.py").reaches(&unused4));
+  EXPECT_FALSE(program_of(all, "script2.py").reaches(&unused4));
+}
