@@ -575,8 +575,9 @@ struct ProgramReach {
     bool any = false;
     auto plain_calls = [&](const Function* g) { return !pm.fn_referenced_[g->id] && !pm.callers_of(g).empty(); };
     for (uint32_t id : p.reached_ids) {
+      if (if_candidates_[id].empty()) continue;  // most functions: decided without reading the Function
       Function* f = pm.functions_[id];
-      if (if_candidates_[f->id].empty() || f->outer || !f->decorators.empty()) continue;
+      if (f->outer || !f->decorators.empty()) continue;
       // a plain function's parameters, when all its callers are calls; a method's `self.flag`,
       // set once in `__init__` from its parameter, when all instances come from class calls
       bool params = !f->cls && plain_calls(f);
