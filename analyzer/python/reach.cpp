@@ -973,21 +973,43 @@ struct ProgramReach {
     return false;
   }
 
-  void walk_body(Walk& w, const Module& m, const Function* f, bool cond, bool skip_main, int depth) {
+  // A body's calls as every program's walk reads them (a function's, or a module's top level):
+  // in evaluation order (arguments, which end first, before the call that takes them), each with
+  // whether it runs only conditionally within the body, whether it lies under the main guard (top
+  // level) and whether it initialises CUDA. Made on the first walk of the body, kept for the
+  // other programs (the torch package's 270 programs walked 92,739 module top levels).
+  struct OrderedCall {
+    const Call* call;
+    bool cond, in_main, inits_cuda;
+  };
+  const std::vector<OrderedCall>& ordered_calls(const Module& m, const Function* f) {
+    std::vector<OrderedCall>& out = f ? fn_order_[f->id] : top_order_[m.index];
+    char& done = f ? fn_order_done_[f->id] : top_order_done_[m.index];
+    if (done) return out;
+    done = 1;
     std::vector<const Call*> cs;
     if (f) {
       for (uint32_t ci : f->calls) cs.push_back(&m.calls[ci]);
     } else {
       for (auto& c : m.calls)
-        if (!c.fn && !(skip_main && in_main_guard(m, c.node))) cs.push_back(&c);
+        if (!c.fn) cs.push_back(&c);
     }
-    // evaluation order: arguments (which end first) before the call that takes them
     std::sort(cs.begin(), cs.end(), [&](const Call* a, const Call* b) { return m.tree[a->node].end < m.tree[b->node].end; });
     NodeId top = f ? f->body : m.tree.root();
-    for (const Call* c : cs) {
-      bool cnd = cond || conditional(m, c->node, top);
-      if (c->target && depth < 10) enter(w, c->target, cnd, depth + 1);
-      if (!cnd && !w.init && pm.initialises_cuda(m, *c)) w.init = c;
+    out.reserve(cs.size());
+    for (const Call* c : cs)
+      out.push_back({c, conditional(m, c->node, top), !f && in_main_guard(m, c->node), pm.initialises_cuda(m, *c)});
+    return out;
+  }
+  std::vector<std::vector<OrderedCall>> fn_order_, top_order_;  // per function id, per module index
+  std::vector<char> fn_order_done_, top_order_done_;
+
+  void walk_body(Walk& w, const Module& m, const Function* f, bool cond, bool skip_main, int depth) {
+    for (const OrderedCall& oc : ordered_calls(m, f)) {
+      if (skip_main && oc.in_main) continue;
+      bool cnd = cond || oc.cond;
+      if (oc.call->target && depth < 10) enter(w, oc.call->target, cnd, depth + 1);
+      if (!cnd && !w.init && oc.inits_cuda) w.init = oc.call;
     }
   }
 
@@ -1010,6 +1032,10 @@ struct ProgramReach {
 
   void cuda_order() {
     pm.cuda_init_at_entry_.assign(pm.functions_.size(), nullptr);
+    fn_order_.assign(pm.functions_.size(), {});
+    fn_order_done_.assign(pm.functions_.size(), 0);
+    top_order_.assign(pm.modules_.size(), {});
+    top_order_done_.assign(pm.modules_.size(), 0);
     // scratch per function, shared by the programs: cleared through `touched`, so that the work
     // grows with what each program walks, not programs x functions
     std::vector<uint8_t> seen(pm.functions_.size(), 0);
