@@ -446,7 +446,13 @@ class ProgramModel {
   std::vector<std::unique_ptr<DataPathInfo>> data_path_;  // per function id
   std::vector<char> epoch_reached_;                       // per function id
   std::vector<std::vector<const Call*>> callers_;         // per function id
-  std::vector<std::unordered_set<std::string>> accel_names_;  // per program: accelerator device names
+  // Accelerator device names (`gpu`, `device = "cuda"`, `args.local_rank`): a program's are those of
+  // its members. Every module holds kDefaultDeviceNames; the others, by name, the indices of the
+  // modules that bind them (is_accelerator_device asks whether one shares a program with the
+  // module asking: no set per program, which cost programs x members x names to fill).
+  static constexpr std::array<std::string_view, 6> kDefaultDeviceNames = {"local_rank", "rank", "gpu",
+                                                                          "gpu_id", "device_id", "local_device"};
+  std::unordered_map<std::string, std::vector<uint32_t>> accel_name_modules_;
   std::unordered_set<const Function*> device_fns_;        // functions that return a device
   // Parameters that every analysed caller fills with an instance of one analysed class
   // (`def train(model, criterion, loss_scaler)` called as `train(m, LabelSmoothing(), scaler)`).

@@ -410,7 +410,7 @@ struct ModelBuilder {
     parallel_for(pm.modules_.size(), threads, [&](size_t mi) {  // each module's own names
       Module& m = *pm.modules_[mi];
       auto& ns = names[m.index];
-      for (const char* dn : {"local_rank", "rank", "gpu", "gpu_id", "device_id", "local_device"}) ns.insert(dn);
+      for (std::string_view dn : ProgramModel::kDefaultDeviceNames) ns.insert(std::string(dn));
       // A name already in the set is skipped: inserting it again changes nothing. So after the
       // first round, whose values that mention an accelerator have put their names in, only
       // reads_name_in() can add one (mentions_accelerator() of the rest is still false).
@@ -536,11 +536,12 @@ struct ModelBuilder {
     });
     // Per program: a name used as a device in one member and bound to an accelerator in another.
     pm.device_fns_ = device_fns;
-    pm.accel_names_.assign(pm.programs_.size(), {});
-    parallel_for(pm.programs_.size(), threads, [&](size_t pi) {
-      const Program& p = pm.programs_[pi];
-      for (Module* m : p.members) pm.accel_names_[p.id].insert(names[m->index].begin(), names[m->index].end());
-    });
+    pm.accel_name_modules_.clear();
+    for (auto& mp : pm.modules_)
+      for (const std::string& n : names[mp->index])
+        if (std::find(ProgramModel::kDefaultDeviceNames.begin(), ProgramModel::kDefaultDeviceNames.end(), n) ==
+            ProgramModel::kDefaultDeviceNames.end())
+          pm.accel_name_modules_[n].push_back(mp->index);
     // each program's own facts, on the run's threads (a program writes only its own fields)
     parallel_for(pm.programs_.size(), threads, [&](size_t pi) {
       Program& p = pm.programs_[pi];
