@@ -318,6 +318,10 @@ class ProgramModel {
   // Does `node` (a statement or expression in `m`) run every step of some step loop? Follows
   // calls from step loops into analysed functions, and framework step hooks.
   std::optional<StepContext> runs_every_step(const Module& m, NodeId node) const;
+  // Can runs_every_step answer yes for any node of `m`: does it hold a step loop, or a function
+  // reached every step? False for most modules of a library; a rule whose every report asks
+  // runs_every_step may skip a module without any.
+  bool has_step_code(const Module& m) const { return m.index < step_code_.size() && step_code_[m.index]; }
   // Does `node` run every step of the step loop `loop_node` in `loop_mod` (lexically inside it,
   // or in a function it calls)? As runs_every_step, for one given loop.
   bool runs_every_step_of(const Module& m, NodeId node, const Module& loop_mod, NodeId loop_node) const;
@@ -446,6 +450,7 @@ class ProgramModel {
   std::vector<std::unique_ptr<DataPathInfo>> data_path_;  // per function id
   std::vector<char> epoch_reached_;                       // per function id
   std::vector<std::vector<const Call*>> callers_;         // per function id
+  std::vector<char> step_code_;                           // per module index (has_step_code)
   // Accelerator device names (`gpu`, `device = "cuda"`, `args.local_rank`): a program's are those of
   // its members. Every module holds kDefaultDeviceNames; the others, by name, the indices of the
   // modules that bind them (is_accelerator_device asks whether one shares a program with the

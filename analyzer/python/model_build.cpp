@@ -1187,6 +1187,14 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
   timer.lap("call graph + loops");
   b.step_reach();
   b.data_path();
+  // runs_every_step's two ways to yes: a step loop of the module around the node, or the
+  // node's function reached every step
+  pm.step_code_.assign(pm.modules_.size(), 0);
+  for (auto& m : pm.modules_) {
+    char& any = pm.step_code_[m->index];
+    for (const Loop& l : m->loops) any |= l.kind == LoopKind::TrainStep || l.kind == LoopKind::EvalStep;
+    for (auto& f : m->functions) any |= !pm.reach_[f->id].empty();
+  }
   timer.lap("step reach + data path");
   return pm;
 }

@@ -135,6 +135,7 @@ std::string sync_of(const RuleContext& ctx, const py::Call& c) {
 
 void check_host_sync_per_step(RuleContext& ctx) {
   if (!ctx.model.programs_use_accelerator(ctx.mod)) return;
+  if (!ctx.model.has_step_code(ctx.mod)) return;  // every report below asks runs_every_step
   const auto& t = ctx.tree;
   std::unordered_set<py::NodeId> reported_statements;
   // calls in source order: the first flagged call of a statement wins

@@ -44,6 +44,7 @@ std::string log_of(const RuleContext& ctx, const py::Call& c) {
 }  // namespace
 
 void check_log_per_step(RuleContext& ctx) {
+  if (!ctx.model.has_step_code(ctx.mod)) return;  // every report below asks runs_every_step
   std::unordered_set<py::NodeId> reported;
   for (auto& c : ctx.mod.calls) {
     std::string what = log_of(ctx, c);
