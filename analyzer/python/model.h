@@ -458,6 +458,7 @@ class ProgramModel {
   static constexpr std::array<std::string_view, 6> kDefaultDeviceNames = {"local_rank", "rank", "gpu",
                                                                           "gpu_id", "device_id", "local_device"};
   std::unordered_map<std::string, std::vector<uint32_t>> accel_name_modules_;
+  bool accel_names_ready_ = false;  // accelerator_facts has filled the above (no name holds before)
   std::unordered_set<const Function*> device_fns_;        // functions that return a device
   // Parameters that every analysed caller fills with an instance of one analysed class
   // (`def train(model, criterion, loss_scaler)` called as `train(m, LabelSmoothing(), scaler)`).

@@ -542,6 +542,7 @@ struct ModelBuilder {
         if (std::find(ProgramModel::kDefaultDeviceNames.begin(), ProgramModel::kDefaultDeviceNames.end(), n) ==
             ProgramModel::kDefaultDeviceNames.end())
           pm.accel_name_modules_[n].push_back(mp->index);
+    pm.accel_names_ready_ = true;
     // each program's own facts, on the run's threads (a program writes only its own fields)
     parallel_for(pm.programs_.size(), threads, [&](size_t pi) {
       Program& p = pm.programs_[pi];

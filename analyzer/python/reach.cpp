@@ -8,12 +8,12 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <bit>
-#include <map>
 #include <optional>
 #include <span>
 #include <thread>
@@ -21,6 +21,8 @@
 namespace tl::py {
 
 namespace {
+
+std::atomic<bool> g_reach_hubs{true};  // set_reach_hubs
 
 // Decorators that only wrap a function (they neither call it nor register it somewhere).
 bool wrapping_decorator(std::string_view q) {
@@ -178,9 +180,9 @@ struct ProgramReach {
     if_candidates_.assign(pm.functions_.size(), {});
     parallel_for(pm.functions_.size(), threads, [&](size_t i) { if_candidates_[i] = if_candidates(*pm.functions_[i]); });
 
-    // Each program is reached on its own, reading only the shared facts above: on the run's
-    // threads, with every function's successors computed first so that nothing shared is
-    // written. (Programs are many, and where the tree is a library that imports itself, as
+    // Programs are reached on the run's threads, reading only the shared facts above (every
+    // function's successors computed first, so that nothing shared is written), each from the
+    // walk of a hub it shares with other programs (below) where it has one. (Programs are many, and where the tree is a library that imports itself, as
     // torch does, each reaches most of it: Debian's torch package has 270 programs reaching
     // 3,500 functions each.) The walk reads ids in flat arrays only, never the model's objects:
     // visiting a Function or a Class (each its own allocation, scattered among the parser's) cost
@@ -292,12 +294,15 @@ struct ProgramReach {
   std::vector<Hub> hubs_;
   std::vector<int32_t> hub_of_program_;  // per program: index in hubs_, or -1
 
-  // Each program's hub: of its members other than the entry, the one whose import closure (a
-  // subset of the members: they are the entry's import closure) is the largest, where that closure
-  // is worth sharing (it holds a few modules, and the module is the choice of two programs or more).
+  // Each program's hub: of its members other than the entry, the one whose import closure is the
+  // largest, where that closure is worth sharing (it holds a few modules, and the module is the
+  // choice of two programs or more). A hub's closure must lie in the program's members:
+  // build_programs makes members import-closed (the entry's import closure; a program of a
+  // module in an import cycle nothing imports has the entry alone, and so no hub).
   void choose_hubs() {
     hubs_.clear();
     hub_of_program_.assign(pm.programs_.size(), -1);
+    if (!g_reach_hubs.load()) return;
     const size_t n = pm.modules_.size(), words = (n + 63) / 64;
     // The closures are a bit per module and module (2 MB at 4,096 modules): a larger tree goes
     // without hubs (its programs are reached as they would be, one walk each).
@@ -642,9 +647,9 @@ struct ProgramReach {
   std::vector<std::vector<DeadPlan>> dead_plans_;  // per function id
 
   // Branches guarded by a parameter (`if flag:`, `if not flag:`, `if x is None:`) that every
-  // caller in the program fixes so that the branch cannot run. Only plain module-level
-  // functions (their callers are all visible as calls) and methods whose `self.flag` comes from
-  // `__init__` as such a parameter.
+  // caller in the program fixes so that the branch cannot run: f's plans. Only plain module-level
+  // functions (their callers are all visible as calls) and methods whose `self.flag` is set once in
+  // `__init__`, from such a parameter or to a value fixed there.
   std::vector<DeadPlan> dead_plans(const Function& f) const {
     std::vector<DeadPlan> out;
     if (if_candidates_[f.id].empty() || f.outer || !f.decorators.empty()) return out;
@@ -735,8 +740,8 @@ struct ProgramReach {
   }
 
   // A mark per function and per class, and the functions whose calls a dead branch of the
-  // program filters: one per thread, reused by the programs it reaches and cleared after each
-  // through the lists of ids it set.
+  // program filters: one per thread and walk (a hub's, a program's first and second), reused by
+  // the walks it serves and cleared after each through the lists of ids it set.
   struct ReachScratch {
     std::vector<char> mark, affected, seen_cls;
     std::vector<uint32_t> work, cls_stack;
@@ -994,7 +999,11 @@ struct ProgramReach {
       for (auto& c : m.calls)
         if (!c.fn) cs.push_back(&c);
     }
-    std::sort(cs.begin(), cs.end(), [&](const Call* a, const Call* b) { return m.tree[a->node].end < m.tree[b->node].end; });
+    // (two calls never end at the same byte; the node breaks a tie all the same)
+    std::sort(cs.begin(), cs.end(), [&](const Call* a, const Call* b) {
+      uint32_t ea = m.tree[a->node].end, eb = m.tree[b->node].end;
+      return ea != eb ? ea < eb : a->node < b->node;
+    });
     NodeId top = f ? f->body : m.tree.root();
     out.reserve(cs.size());
     for (const Call* c : cs)
@@ -1130,6 +1139,8 @@ struct ProgramReach {
 };
 
 void mark_test_modules(ProgramModel& pm) { ProgramReach{pm}.mark_test_modules(); }
+void set_reach_hubs(bool on) { g_reach_hubs.store(on); }
+
 void compute_reachability(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.reachability(threads); }
 void compute_accelerator_intent(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.intent(threads); }
 void compute_cuda_init_order(ProgramModel& pm) { ProgramReach{pm}.cuda_order(); }

@@ -10,6 +10,9 @@ namespace tl::py {
 void mark_test_modules(ProgramModel& pm);
 // Program::reached_ids / reached_class_ids: functions and classes reachable from each program's entry.
 void compute_reachability(ProgramModel& pm, unsigned threads);
+// Whether programs start their walks from the shared walks of the packages they import (hubs; on
+// unless a test turns them off to compare: the answers are the same either way).
+void set_reach_hubs(bool on);
 // Program::accelerator_intent, from the code the program runs (modules and programs on up to
 // `threads` threads).
 void compute_accelerator_intent(ProgramModel& pm, unsigned threads);

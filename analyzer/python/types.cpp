@@ -150,7 +150,7 @@ bool ProgramModel::is_accelerator_device(const Module& m, NodeId expr) const {
     // a name of one of the module's programs: every program's members hold the default names;
     // another name, where a module that binds it shares a program with this one (both lists of
     // program ids are sorted)
-    if (!m.programs.empty() &&
+    if (accel_names_ready_ && !m.programs.empty() &&
         std::find(kDefaultDeviceNames.begin(), kDefaultDeviceNames.end(), last) != kDefaultDeviceNames.end())
       return true;
     if (auto it = accel_name_modules_.find(std::string(last)); it != accel_name_modules_.end())

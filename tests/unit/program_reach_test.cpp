@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "analyzer/python/model.h"
+#include "analyzer/python/reach.h"
 #include "support/test_support.h"
 
 using namespace tl;
@@ -506,4 +508,59 @@ TEST(ProgramReach, ProgramsSharingAPackageReachWhatEachReachesAlone) {
   const Function& unused4 = fn(all, "core/m4.py", "unused4");
   EXPECT_TRUE(program_of(all, "script4.py").reaches(&unused4));
   EXPECT_FALSE(program_of(all, "script2.py").reaches(&unused4));
+}
+
+// A tree made to stress the shared walks: an entry inside the package's import closure (the
+// package imports a script), main-guarded calls in package modules, registered functions and
+// classes, bases across modules, dead branches from parameters and from `self` flags, and a
+// library-like entry reached through a test module. With hubs on and off, on one thread and
+// four, every program reaches the same functions and classes with the same dead branches (and
+// every function has the same "CUDA surely initialised before" call, where it has one).
+TEST(ProgramReach, SharedWalksGiveTheAnswersOfWalksOnTheirOwn) {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(source_dir()) / "tests/resources/reach_hubs";
+  std::vector<std::string> paths;
+  for (auto& e : fs::recursive_directory_iterator(root))
+    if (e.path().extension() == ".py") paths.push_back(e.path().string());
+  std::sort(paths.begin(), paths.end());
+  ASSERT_GE(paths.size(), 20u);
+  auto build_with = [&](bool hubs, unsigned threads) {
+    set_reach_hubs(hubs);
+    std::vector<std::unique_ptr<SourceFile>> srcs;
+    for (auto& p : paths) srcs.push_back(std::make_unique<SourceFile>(fs::relative(p, root).string(), read_file(p)));
+    ProgramModel pm = ProgramModel::build(std::move(srcs), threads);
+    set_reach_hubs(true);
+    return pm;
+  };
+  auto summary = [](const ProgramModel& pm) {
+    std::vector<std::string> out;
+    for (auto& p : pm.programs()) {
+      std::vector<std::string> v;
+      for (uint32_t id : p.reached_ids) v.push_back(pm.functions()[id]->mod->path + ":" + pm.functions()[id]->qualname);
+      for (uint32_t id : p.reached_class_ids) v.push_back("class " + pm.classes()[id]->qualname);
+      for (auto& [m, nodes] : p.dead_branches)
+        for (NodeId n : nodes) v.push_back("dead " + m->path + ":" + std::to_string(m->tree.pos(n).line));
+      std::sort(v.begin(), v.end());
+      std::string s = "program " + (p.entry ? p.entry->path : "?");
+      for (auto& x : v) s += "\n  " + x;
+      out.push_back(s);
+    }
+    for (const Function* f : pm.functions())
+      if (const Call* c = pm.cuda_initialised_before(f))
+        out.push_back("cuda " + f->mod->path + ":" + f->qualname + " <- " + c->mod->path + ":" +
+                      std::to_string(c->mod->tree.pos(c->node).line));
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  auto expected = summary(build_with(false, 1));
+  EXPECT_EQ(summary(build_with(true, 1)), expected);
+  EXPECT_EQ(summary(build_with(true, 4)), expected);
+  // what makes the tree worth it
+  ProgramModel pm = build_with(true, 2);
+  EXPECT_GE(pm.programs().size(), 10u);
+  size_t with_dead = 0;
+  for (auto& p : pm.programs()) with_dead += !p.dead_branches.empty();
+  EXPECT_GE(with_dead, 2u);
+  EXPECT_TRUE(std::any_of(pm.programs().begin(), pm.programs().end(),
+                          [](const Program& p) { return p.entry && p.entry->path == "script_a.py"; }));
 }

@@ -1,0 +1,4 @@
+import libentry
+
+def test_x():
+    pass
