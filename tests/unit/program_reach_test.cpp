@@ -23,6 +23,17 @@ ProgramModel build(const std::vector<std::pair<std::string, std::string>>& files
   return ProgramModel::build(std::move(srcs), 2);
 }
 
+// A program's reached functions and classes and its dead branches, one sorted line each.
+std::vector<std::string> reach_summary(const ProgramModel& pm, const Program& p) {
+  std::vector<std::string> v;
+  for (uint32_t id : p.reached_ids) v.push_back(pm.functions()[id]->mod->path + ":" + pm.functions()[id]->qualname);
+  for (uint32_t id : p.reached_class_ids) v.push_back("class " + pm.classes()[id]->qualname);
+  for (auto& [m, nodes] : p.dead_branches)
+    for (NodeId n : nodes) v.push_back("dead " + m->path + ":" + std::to_string(m->tree.pos(n).line));
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
 const Module& mod(const ProgramModel& pm, const std::string& path) {
   for (auto& m : pm.modules())
     if (m->path == path) return *m;
@@ -481,15 +492,6 @@ TEST(ProgramReach, ProgramsSharingAPackageReachWhatEachReachesAlone) {
     s += "\nif __name__ == '__main__':\n    print(1)\n";
     scripts.emplace_back("script" + std::to_string(i) + ".py", s);
   }
-  auto summary = [](const ProgramModel& pm, const Program& p) {
-    std::vector<std::string> v;
-    for (uint32_t id : p.reached_ids) v.push_back(pm.functions()[id]->mod->path + ":" + pm.functions()[id]->qualname);
-    for (uint32_t id : p.reached_class_ids) v.push_back("class " + pm.classes()[id]->qualname);
-    for (auto& [m, nodes] : p.dead_branches)
-      for (NodeId n : nodes) v.push_back("dead " + m->path + ":" + std::to_string(m->tree.pos(n).line));
-    std::sort(v.begin(), v.end());
-    return v;
-  };
   auto files = core;
   files.insert(files.end(), scripts.begin(), scripts.end());
   ProgramModel all = build(files);
@@ -499,8 +501,8 @@ TEST(ProgramReach, ProgramsSharingAPackageReachWhatEachReachesAlone) {
     one_files.emplace_back(path, text);
     ProgramModel alone = build(one_files);
     ASSERT_EQ(alone.programs().size(), 1u);
-    auto expected = summary(alone, alone.programs()[0]);
-    EXPECT_EQ(summary(all, program_of(all, path)), expected) << path;
+    auto expected = reach_summary(alone, alone.programs()[0]);
+    EXPECT_EQ(reach_summary(all, program_of(all, path)), expected) << path;
     // the cases the test is about: the package's dead branches, and a script's own reach
     bool dead = std::any_of(expected.begin(), expected.end(), [](auto& s) { return s.starts_with("dead core/m3.py"); });
     EXPECT_EQ(dead, path != "script3.py") << path;  // script3 calls f3(fast=True)
@@ -535,14 +537,8 @@ TEST(ProgramReach, SharedWalksGiveTheAnswersOfWalksOnTheirOwn) {
   auto summary = [](const ProgramModel& pm) {
     std::vector<std::string> out;
     for (auto& p : pm.programs()) {
-      std::vector<std::string> v;
-      for (uint32_t id : p.reached_ids) v.push_back(pm.functions()[id]->mod->path + ":" + pm.functions()[id]->qualname);
-      for (uint32_t id : p.reached_class_ids) v.push_back("class " + pm.classes()[id]->qualname);
-      for (auto& [m, nodes] : p.dead_branches)
-        for (NodeId n : nodes) v.push_back("dead " + m->path + ":" + std::to_string(m->tree.pos(n).line));
-      std::sort(v.begin(), v.end());
       std::string s = "program " + (p.entry ? p.entry->path : "?");
-      for (auto& x : v) s += "\n  " + x;
+      for (auto& x : reach_summary(pm, p)) s += "\n  " + x;
       out.push_back(s);
     }
     for (const Function* f : pm.functions())
