@@ -1,6 +1,8 @@
 // What a Python rule's check sees (RuleContext) and the module facts rules share (FactCache).
 // The checks in rules/python/ take a RuleContext; rules/registry.cpp lists them per code.
 #pragma once
+#include <array>
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -16,22 +18,20 @@ namespace tl {
 
 // Facts that rules derive from a whole module (scanning its calls or tree), memoised for the
 // run and shared between rule invocations and threads, so that program-level questions cost
-// one pass per module instead of one per (module x program member).
+// one pass per module instead of one per (module x program member). Each fact is computed once:
+// a thread that asks for one another thread is computing waits for its answer (computing it
+// twice cost more than the wait: a program fact looks at every member). The table is split in
+// shards, each with its own lock, so that threads asking for different facts rarely meet.
+// A program fact may ask module facts while it is computed, never the other way round, so the
+// waits cannot form a cycle.
 class FactCache {
  public:
   // `modules`: the model's module count, to size the table (a few facts per module)
-  explicit FactCache(size_t modules) { map_.reserve(modules * 2); }
+  explicit FactCache(size_t modules) {
+    for (auto& s : shards_) s.entries.reserve(modules * 4 / kShards + 8);
+  }
   bool module_fact(const py::Module& m, const char* key, const std::function<bool()>& compute) {
-    Key k{m.index, key};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = map_.find(k);
-      if (it != map_.end()) return it->second;
-    }
-    bool v = compute();
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.emplace(k, v);
-    return v;
+    return once(entry({m.index, key}), [&](Entry& e) { e.value = compute(); }).value;
   }
   // True when the fact holds for any module of any program `m` belongs to.
   bool any_in_programs(const py::ProgramModel& model, const py::Module& m, const char* key,
@@ -43,70 +43,77 @@ class FactCache {
   // The nodes of `m` where a fact holds, memoised per module.
   const std::vector<py::NodeId>& module_sites(const py::Module& m, const char* key,
                                               const std::function<std::vector<py::NodeId>()>& compute) {
-    Key k{m.index, key};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = sites_.find(k);
-      if (it != sites_.end()) return it->second;
-    }
-    std::vector<py::NodeId> v = compute();
-    std::lock_guard<std::mutex> lock(mu_);
-    return sites_.emplace(k, std::move(v)).first->second;  // references survive rehashing
+    return once(entry({m.index, key, true}), [&](Entry& e) { e.sites = compute(); }).sites;
   }
   // True when a site of the fact lies in code that program `p` runs (docs/concepts.md "Program": its
   // members' top level and the functions reachable from its entry script).
   bool any_site_in_program(const py::ProgramModel& model, const py::Program& p, const char* key,
                            const std::function<std::vector<py::NodeId>(const py::Module&)>& compute) {
-    Key k{(1ull << 32) | p.id, key};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = map_.find(k);
-      if (it != map_.end()) return it->second;
-    }
-    bool v = false;
-    for (const py::Module* mm : p.members) {
-      for (py::NodeId n : module_sites(*mm, key, [&] { return compute(*mm); }))
-        if (model.runs_in_program(p, *mm, n)) {
-          v = true;
-          break;
-        }
-      if (v) break;
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.emplace(k, v);
-    return v;
+    return once(entry({(1ull << 32) | p.id, key}), [&](Entry& e) {
+             e.value = false;
+             for (const py::Module* mm : p.members) {
+               for (py::NodeId n : module_sites(*mm, key, [&] { return compute(*mm); }))
+                 if (model.runs_in_program(p, *mm, n)) {
+                   e.value = true;
+                   return;
+                 }
+             }
+           }).value;
   }
   bool any_in_program(const py::Program& p, const char* key, const std::function<bool(const py::Module&)>& compute) {
-    Key k{(1ull << 32) | p.id, key};
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      auto it = map_.find(k);
-      if (it != map_.end()) return it->second;
-    }
-    bool v = false;
-    for (const py::Module* mm : p.members)
-      if (module_fact(*mm, key, [&] { return compute(*mm); })) {
-        v = true;
-        break;
-      }
-    std::lock_guard<std::mutex> lock(mu_);
-    map_.emplace(k, v);
-    return v;
+    return once(entry({(1ull << 32) | p.id, key}), [&](Entry& e) {
+             e.value = false;
+             for (const py::Module* mm : p.members)
+               if (module_fact(*mm, key, [&] { return compute(*mm); })) {
+                 e.value = true;
+                 return;
+               }
+           }).value;
   }
 
  private:
-  // (module index, or 2^32 | program id) and the fact's name (a string literal)
+  // (module index, or 2^32 | program id), the fact's name (a string literal), and whether the
+  // entry holds the fact's sites (module_sites) or its truth
   struct Key {
     uint64_t id;
     std::string_view name;
+    bool sites = false;
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
-    size_t operator()(const Key& k) const { return std::hash<uint64_t>{}(k.id) * 31 + std::hash<std::string_view>{}(k.name); }
+    size_t operator()(const Key& k) const {
+      return (std::hash<uint64_t>{}(k.id) * 31 + std::hash<std::string_view>{}(k.name)) * 2 + k.sites;
+    }
   };
-  std::mutex mu_;
-  std::unordered_map<Key, bool, KeyHash> map_;
-  std::unordered_map<Key, std::vector<py::NodeId>, KeyHash> sites_;
+  struct Entry {
+    std::mutex mu;                  // held while the fact is computed
+    std::atomic<bool> done{false};  // set (release) once `value` / `sites` hold the answer
+    bool value = false;
+    std::vector<py::NodeId> sites;
+  };
+  static constexpr size_t kShards = 16;
+  struct Shard {
+    std::mutex mu;
+    std::unordered_map<Key, Entry, KeyHash> entries;  // nodes: an Entry never moves
+  };
+  Entry& entry(const Key& k) {
+    Shard& s = shards_[KeyHash{}(k) % kShards];
+    std::lock_guard<std::mutex> lock(s.mu);
+    return s.entries.try_emplace(k).first->second;
+  }
+  // Runs fill(e) unless the answer is there; a thread arriving while another fills waits for it.
+  // An exception from fill leaves the entry unanswered (the next asker computes it).
+  template <class Fill>
+  static Entry& once(Entry& e, Fill&& fill) {
+    if (e.done.load(std::memory_order_acquire)) return e;
+    std::lock_guard<std::mutex> lock(e.mu);
+    if (!e.done.load(std::memory_order_relaxed)) {
+      fill(e);
+      e.done.store(true, std::memory_order_release);
+    }
+    return e;
+  }
+  std::array<Shard, kShards> shards_;
 };
 
 // What a rule sees: the model, the module being checked, and a way to report.
