@@ -21,6 +21,12 @@ bool handles_sync(std::string_view text) {
 }  // namespace
 
 void check_ddp_accumulation_without_no_sync(RuleContext& ctx) {
+  // only a training step loop of this module can report: a module without one (most of a
+  // library) need not ask the program fact below, which looks at every member of every program
+  // the module belongs to
+  if (std::none_of(ctx.mod.loops.begin(), ctx.mod.loops.end(),
+                   [](const py::Loop& L) { return L.kind == py::LoopKind::TrainStep; }))
+    return;
   bool ddp = ctx.facts.any_in_programs(ctx.model, ctx.mod, "calls-ddp", [](const py::Module& m) {
     for (auto& c : m.calls)
       if (is_ddp_ctor(c.qname)) return true;

@@ -7,17 +7,21 @@ namespace tl::rules {
 
 void check_debug_api_left_on(RuleContext& ctx) {
   // a training program: one with a training step loop or a framework step hook (docs/concepts.md)
-  bool training = ctx.facts.any_in_programs(ctx.model, ctx.mod, "trains", [](const py::Module& m) {
-    for (auto& L : m.loops)
-      if (L.kind == py::LoopKind::TrainStep) return true;
-    for (auto& f : m.functions)
-      if (f->is_step_hook) return true;
-    return false;
-  });
+  // asked only at a set_detect_anomaly call: the fact looks at every member of every program the
+  // module belongs to, and most modules make no such call
+  auto training = [&] {
+    return ctx.facts.any_in_programs(ctx.model, ctx.mod, "trains", [](const py::Module& m) {
+      for (auto& L : m.loops)
+        if (L.kind == py::LoopKind::TrainStep) return true;
+      for (auto& f : m.functions)
+        if (f->is_step_hook) return true;
+      return false;
+    });
+  };
   for (auto& c : ctx.mod.calls) {
     std::string_view q = c.qname;
     if (q == "torch.autograd.set_detect_anomaly" || q == "torch.autograd.anomaly_mode.set_detect_anomaly") {
-      if (!training) continue;
+      if (!training()) continue;
       py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "mode", 0);
       bool on = v.all([&](const py::Literal& l) { return v.is_truthy_literal(l); }, false);
       if (!on) continue;
