@@ -226,68 +226,100 @@ struct ModelBuilder {
   // `criterion(...)` and `loss_scaler(...)` inside it calls of those classes. A parameter counts
   // only when it is never rebound and every analysed caller passes an instance of the same class;
   // a few rounds follow instances handed down through several functions.
+  // What judge_params found for one function.
+  struct Judgement {
+    std::vector<std::pair<std::string_view, Class*>> found;  // parameter -> the class every caller passes
+    bool met_param = false;  // judging it met a parameter binding: judge it again next round
+  };
+
   void resolve_param_instances() {
     // Each round judges the functions whose answer may have changed since the last: all at first,
     // then those that gained a caller and those whose judgement met a parameter (whose instance
     // may now be known). Likewise it re-resolves only the unresolved calls whose resolution met a
     // parameter (`param_pending`, filled by resolve_module): the others cannot change. Both give
     // what judging every function and re-resolving every call would.
+    // A round's judgements read the model and param_instances_ as the last round left them, and a
+    // call's resolution writes only that call: both run on the threads, each writing its own slot,
+    // and what they found is merged in function and module order.
     std::vector<std::vector<const Call*>> callers(pm.functions_.size());
     for (auto& mp : pm.modules_)
       for (auto& c : mp->calls)
         if (c.target) callers[c.target->id].push_back(&c);
     std::vector<char> judge(pm.functions_.size(), 1);
+    std::vector<Function*> judged;
+    std::vector<Judgement> judgements;
+    std::vector<std::vector<Call*>> resolved(pm.modules_.size());  // per module: calls that gained a target
     for (int round = 0; round < 4; ++round) {
-      std::unordered_map<const Function*, std::unordered_map<std::string_view, Class*>> found;
-      for (Function* f : pm.functions_) {
-        if (!judge[f->id]) continue;
-        judge[f->id] = 0;
-        const auto& cs = callers[f->id];
-        if (cs.empty() || cs.size() > 16) continue;
-        uint64_t before = ProgramModel::param_lookups();
-        auto known = pm.param_instances_.find(f);
-        for (size_t pi = 0; pi < f->params.size(); ++pi) {
-          std::string_view p = f->params[pi];
-          if (known != pm.param_instances_.end() && known->second.count(p)) continue;
-          auto* bs = f->scope.find_local(p);
-          if (!bs || bs->size() != 1 || (*bs)[0].kind != Binding::Kind::Param) continue;
-          Class* cls = nullptr;
-          bool ok = true;
-          for (const Call* c : cs) {
-            const Module& cm = *c->mod;
-            NodeId arg = pm.keyword_arg(cm, *c, p);
-            if (arg == kNone) {
-              size_t off = ProgramModel::implicit_args(*c, *f);
-              if (pi < off || pm.has_splat(cm, *c)) { ok = false; break; }
-              arg = pm.positional_arg(cm, *c, pi - off);
-            }
-            if (arg == kNone) { ok = false; break; }
-            auto r = pm.resolve(cm, arg, pm.scope_at(cm, arg), 0);
-            if (r.kind != ProgramModel::Resolved::Kind::Instance || (cls && cls != r.cls)) { ok = false; break; }
-            cls = r.cls;
-          }
-          if (ok && cls) found[f][p] = cls;
+      judged.clear();
+      for (Function* f : pm.functions_)
+        if (judge[f->id]) {
+          judge[f->id] = 0;
+          judged.push_back(f);
         }
-        if (ProgramModel::param_lookups() != before) judge[f->id] = 1;
+      judgements.assign(judged.size(), Judgement{});
+      parallel_for(judged.size(), threads, [&](size_t k) { judgements[k] = judge_params(*judged[k], callers); });
+      bool any = false;
+      for (size_t k = 0; k < judged.size(); ++k) {
+        if (judgements[k].met_param) judge[judged[k]->id] = 1;
+        for (auto& [p, cls] : judgements[k].found) {
+          pm.param_instances_[judged[k]][p] = cls;
+          any = true;
+        }
       }
-      if (found.empty()) return;
-      for (auto& [f, ps] : found)
-        for (auto& [p, cls] : ps) pm.param_instances_[f][p] = cls;
+      if (!any) return;
       // calls that only now resolve: `criterion(...)`, `loss_scaler(...)`, `trainer.fit()`
-      for (auto& mp : pm.modules_) {
-        std::vector<uint32_t>& pending = param_pending[mp->index];
+      parallel_for(pm.modules_.size(), threads, [&](size_t mi) {
+        Module& m = *pm.modules_[mi];
+        std::vector<uint32_t>& pending = param_pending[m.index];
+        resolved[mi].clear();
         size_t keep = 0;
         for (uint32_t i : pending) {
-          Call& c = mp->calls[i];
-          if (resolve_call_may_change(*mp, c)) pending[keep++] = i;
-          if (c.target) {
-            callers[c.target->id].push_back(&c);
-            judge[c.target->id] = 1;
-          }
+          Call& c = m.calls[i];
+          if (resolve_call_may_change(m, c)) pending[keep++] = i;
+          if (c.target) resolved[mi].push_back(&c);
         }
         pending.resize(keep);
-      }
+      });
+      for (auto& calls : resolved)
+        for (Call* c : calls) {
+          callers[c->target->id].push_back(c);
+          judge[c->target->id] = 1;
+        }
     }
+  }
+
+  // The parameters of `f` that every analysed caller fills with an instance of one analysed class
+  // (none when it has no callers or more than 16), leaving out those already known.
+  Judgement judge_params(const Function& f, const std::vector<std::vector<const Call*>>& callers) const {
+    Judgement out;
+    const auto& cs = callers[f.id];
+    if (cs.empty() || cs.size() > 16) return out;
+    uint64_t before = ProgramModel::param_lookups();
+    auto known = pm.param_instances_.find(&f);
+    for (size_t pi = 0; pi < f.params.size(); ++pi) {
+      std::string_view p = f.params[pi];
+      if (known != pm.param_instances_.end() && known->second.count(p)) continue;
+      auto* bs = f.scope.find_local(p);
+      if (!bs || bs->size() != 1 || (*bs)[0].kind != Binding::Kind::Param) continue;
+      Class* cls = nullptr;
+      bool ok = true;
+      for (const Call* c : cs) {
+        const Module& cm = *c->mod;
+        NodeId arg = pm.keyword_arg(cm, *c, p);
+        if (arg == kNone) {
+          size_t off = ProgramModel::implicit_args(*c, f);
+          if (pi < off || pm.has_splat(cm, *c)) { ok = false; break; }
+          arg = pm.positional_arg(cm, *c, pi - off);
+        }
+        if (arg == kNone) { ok = false; break; }
+        auto r = pm.resolve(cm, arg, pm.scope_at(cm, arg), 0);
+        if (r.kind != ProgramModel::Resolved::Kind::Instance || (cls && cls != r.cls)) { ok = false; break; }
+        cls = r.cls;
+      }
+      if (ok && cls) out.found.emplace_back(p, cls);
+    }
+    out.met_param = ProgramModel::param_lookups() != before;
+    return out;
   }
 
   // ---- phase 4 -------------------------------------------------------------------------

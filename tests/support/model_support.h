@@ -45,11 +45,11 @@ struct BuiltModel {
   }
 };
 
-// The model of `files` ({path, text}), built with 2 threads.
-inline BuiltModel build_model(const std::vector<std::pair<std::string, std::string>>& files) {
+// The model of `files` ({path, text}), built with `threads` threads (2 unless asked).
+inline BuiltModel build_model(const std::vector<std::pair<std::string, std::string>>& files, unsigned threads = 2) {
   std::vector<std::unique_ptr<SourceFile>> srcs;
   for (auto& [p, t] : files) srcs.push_back(std::make_unique<SourceFile>(p, t));
-  return BuiltModel{py::ProgramModel::build(std::move(srcs), 2)};
+  return BuiltModel{py::ProgramModel::build(std::move(srcs), threads)};
 }
 
 }  // namespace tl::test

@@ -2,6 +2,8 @@
 // guards, calls followed across functions and files, value facts, programs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "analyzer/python/model.h"
 #include "support/model_support.h"
 #include "support/test_support.h"
@@ -326,6 +328,55 @@ def inner(crit):
   EXPECT_EQ(c.target->qualname, "LabelSmoothing.forward");
   EXPECT_TRUE(c.implicit_self);
   EXPECT_EQ(b.call("other.py", "fn(").target, nullptr);  // LabelSmoothing or Focal
+}
+
+// The parameter pass judges functions and re-resolves calls on the threads: each round must give
+// what one thread gives, whatever the threads. Twelve handed-down chains of different lengths (one
+// round each hop, up to the pass's four), a parameter filled with two classes, and every call of
+// every module compared between 1 and 8 threads.
+TEST(ModelCalls, ParameterInstancesAreTheSameOnAnyNumberOfThreads) {
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string losses = "import torch.nn as nn\n", train, main = "def main():\n";
+  for (int k = 0; k < 12; ++k) {
+    std::string K = std::to_string(k);
+    losses += "class Loss" + K + "(nn.Module):\n    def forward(self, x):\n        return x\n";
+    train += "from chain" + K + " import hop" + K + "_0\nfrom losses import Loss" + K + "\n";
+    main += "    crit" + K + " = Loss" + K + "()\n    hop" + K + "_0(crit" + K + ")\n";
+    if (k % 3 == 0) {  // a second class for the same parameter
+      std::string other = std::to_string((k + 1) % 12);
+      main += "    other" + K + " = Loss" + other + "()\n    hop" + K + "_0(other" + K + ")\n";
+    }
+    std::string chain;
+    const int hops = 1 + k % 5;
+    for (int h = 0; h < hops; ++h) {
+      std::string fn = "hop" + K + "_" + std::to_string(h);
+      if (h + 1 < hops) chain += "def " + fn + "(c):\n    return hop" + K + "_" + std::to_string(h + 1) + "(c)\n";
+      else chain += "def " + fn + "(c):\n    return c(1)\n";
+    }
+    files.emplace_back("chain" + K + ".py", chain);
+  }
+  train += main + "\nif __name__ == \"__main__\":\n    main()\n";
+  files.emplace_back("losses.py", losses);
+  files.emplace_back("train.py", train);
+  auto answers = [&](unsigned threads) {
+    auto b = tl::test::build_model(files, threads);
+    std::vector<std::string> out;
+    for (auto& m : b.pm.modules())
+      for (auto& c : m->calls)
+        out.push_back(m->path + ":" + std::string(m->tree.text(c.node)) + " -> " +
+                      (c.target ? c.target->qualname : "") + " / " + c.qname);
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  auto one = answers(1);
+  int resolved = 0;
+  for (auto& a : one)
+    if (a.find("c(1) -> Loss") != std::string::npos) ++resolved;
+  // the chains of up to four hops resolve (k % 5 < 4); those whose head is fed two classes
+  // (k % 3 == 0: 0, 3, 6, 9) and the five-hop ones (4, 9) do not: 1, 2, 5, 7, 8, 10, 11
+  EXPECT_EQ(resolved, 7);
+  EXPECT_EQ(answers(8), one);
+  EXPECT_EQ(answers(3), one);
 }
 
 // enclosing_function searches the function definitions by node id; it must name the function a
