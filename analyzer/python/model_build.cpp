@@ -324,46 +324,48 @@ struct ModelBuilder {
 
   // ---- phase 4 -------------------------------------------------------------------------
   void link_imports() {
-    for (auto& mp : pm.modules_) {
-      Module& m = *mp;
+    // each module's own list, from names looked up in the finished index (relative_module's memo
+    // takes its own locks)
+    parallel_for(pm.modules_.size(), threads, [&](size_t mi) {
+      Module& m = *pm.modules_[mi];
       std::unordered_set<Module*> seen;
       for (auto& q : m.imported_modules) {
         Module* t = nullptr;
-        if (!q.empty() && q[0] == '.') {
-          std::string rest;
-          t = pm.relative_module(m, q, &rest);
-        } else {
-          std::string rest;
-          t = pm.module_for(q, &rest, &m);
-        }
+        std::string rest;
+        if (!q.empty() && q[0] == '.') t = pm.relative_module(m, q, &rest);
+        else t = pm.module_for(q, &rest, &m);
         if (t && t != &m && seen.insert(t).second) m.imports.push_back(t);
       }
-    }
+    });
   }
 
   void build_programs() {
     // A test module is never an entry script (docs/concepts.md "Test modules"), and what only tests
     // import is not thereby a library of some program.
-    std::unordered_set<Module*> imported;
+    const size_t n = pm.modules_.size();
+    std::vector<char> imported(n, 0);
     for (auto& mp : pm.modules_)
       if (!mp->is_test)
-        for (Module* t : mp->imports) imported.insert(t);
+        for (Module* t : mp->imports) imported[t->index] = 1;
+    // the members of each entry's import closure, breadth first; `seen` holds the id + 1 of the
+    // program that last met each module (no set to clear per program)
+    std::vector<uint32_t> seen(n, 0);
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
-      if (m.is_test || !(m.has_main_guard || !imported.count(&m))) continue;
+      if (m.is_test || !(m.has_main_guard || !imported[m.index])) continue;
       m.is_entry = true;
       Program p;
       p.id = static_cast<uint32_t>(pm.programs_.size());
       p.entry = &m;
-      std::deque<Module*> q{&m};
-      std::unordered_set<Module*> seen{&m};
-      while (!q.empty()) {
-        Module* x = q.front();
-        q.pop_front();
-        p.members.push_back(x);
-        for (Module* t : x->imports)
-          if (seen.insert(t).second) q.push_back(t);
-      }
+      const uint32_t stamp = p.id + 1;
+      seen[m.index] = stamp;
+      p.members.push_back(&m);
+      for (size_t head = 0; head < p.members.size(); ++head)
+        for (Module* t : p.members[head]->imports)
+          if (seen[t->index] != stamp) {
+            seen[t->index] = stamp;
+            p.members.push_back(t);
+          }
       for (Module* x : p.members) x->programs.push_back(p.id);
       pm.programs_.push_back(std::move(p));
     }
@@ -378,6 +380,7 @@ struct ModelBuilder {
         pm.programs_.push_back(std::move(p));
       }
   }
+
 
   // Does expression v read any name in `names` (identifiers, or the last part of an attribute)?
   static bool reads_name_in(const Tree& t, NodeId v, const NameSet& names) {

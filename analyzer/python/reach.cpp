@@ -68,10 +68,10 @@ struct ProgramReach {
 
   // ---- test modules ----------------------------------------------------------------------
   void mark_test_modules() {
-    std::unordered_set<const Function*> called;
+    std::vector<char> called(pm.functions_.size(), 0);  // by function id
     for (auto& mp : pm.modules_)
       for (auto& c : mp->calls)
-        if (c.target) called.insert(c.target);
+        if (c.target) called[c.target->id] = 1;
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
       std::string base = std::filesystem::path(m.path).filename().string();
@@ -88,7 +88,7 @@ struct ProgramReach {
       // top-level test_* functions that the module never calls itself (pytest calls them); a
       // training script's own `test_epoch(...)` helper is called by the script.
       for (auto& f : m.functions)
-        if (!f->outer && !f->cls && f->name.starts_with("test_") && !called.count(f.get())) {
+        if (!f->outer && !f->cls && f->name.starts_with("test_") && !called[f->id]) {
           m.is_test = true;
           break;
         }
