@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,13 @@ namespace tl::py {
 
 struct Module;
 struct Function;
+
+// A hash of names that a set or map keyed by std::string can be searched with by string_view
+// (heterogeneous lookup, with std::equal_to<>): no std::string built per question.
+struct NameHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
 struct Class;
 struct Loop;
 
@@ -457,7 +465,7 @@ class ProgramModel {
   // module asking: no set per program, which cost programs x members x names to fill).
   static constexpr std::array<std::string_view, 6> kDefaultDeviceNames = {"local_rank", "rank", "gpu",
                                                                           "gpu_id", "device_id", "local_device"};
-  std::unordered_map<std::string, std::vector<uint32_t>> accel_name_modules_;
+  std::unordered_map<std::string, std::vector<uint32_t>, NameHash, std::equal_to<>> accel_name_modules_;
   bool accel_names_ready_ = false;  // accelerator_facts has filled the above (no name holds before)
   std::unordered_set<const Function*> device_fns_;        // functions that return a device
   // Parameters that every analysed caller fills with an instance of one analysed class

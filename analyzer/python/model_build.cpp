@@ -40,12 +40,7 @@ bool is_optimizer_name(std::string_view recv_last) {
 }  // namespace
 
 struct ModelBuilder {
-  // Names of device values, asked about with the text of identifiers and attributes: looked up
-  // by string_view (heterogeneous lookup) without building a std::string per question.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
+  // Names of device values, asked about with the text of identifiers and attributes (NameHash).
   using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
 
   ProgramModel& pm;

@@ -153,7 +153,7 @@ bool ProgramModel::is_accelerator_device(const Module& m, NodeId expr) const {
     if (accel_names_ready_ && !m.programs.empty() &&
         std::find(kDefaultDeviceNames.begin(), kDefaultDeviceNames.end(), last) != kDefaultDeviceNames.end())
       return true;
-    if (auto it = accel_name_modules_.find(std::string(last)); it != accel_name_modules_.end())
+    if (auto it = accel_name_modules_.find(last); it != accel_name_modules_.end())
       for (uint32_t n : it->second) {
         const std::vector<uint32_t>& a = modules_[n]->programs;
         const std::vector<uint32_t>& b = m.programs;
