@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -88,22 +89,19 @@ TEST(FactCache, SitesOfAProgramFactCountOnlyCodeTheProgramRuns) {
   auto b = three_module_program();
   const py::Program& p = b.pm.programs()[0];
   FactCache facts(b.pm.modules().size());
+  // the fact's sites: the return statements of the module at `path`
+  auto returns_in = [](std::string path) {
+    return [path](const py::Module& m) {
+      std::vector<py::NodeId> out;
+      for (py::NodeId n = 0; n < m.tree.size(); ++n)
+        if (m.tree.kind(n) == py::K::ReturnStatement && m.path == path) out.push_back(n);
+      return out;
+    };
+  };
   // the return in b.g: b is a member, but nothing the program runs calls g
-  auto returns = [](const py::Module& m) {
-    std::vector<py::NodeId> out;
-    for (py::NodeId n = 0; n < m.tree.size(); ++n)
-      if (m.tree.kind(n) == py::K::ReturnStatement && m.path == "b.py") out.push_back(n);
-    return out;
-  };
-  EXPECT_FALSE(facts.any_site_in_program(b.pm, p, "returns-in-b", returns));
+  EXPECT_FALSE(facts.any_site_in_program(b.pm, p, "returns-in-b", returns_in("b.py")));
   // in a.f, which the entry's main block calls, the return counts
-  auto returns_in_a = [](const py::Module& m) {
-    std::vector<py::NodeId> out;
-    for (py::NodeId n = 0; n < m.tree.size(); ++n)
-      if (m.tree.kind(n) == py::K::ReturnStatement && m.path == "a.py") out.push_back(n);
-    return out;
-  };
-  EXPECT_TRUE(facts.any_site_in_program(b.pm, p, "returns-in-a", returns_in_a));
+  EXPECT_TRUE(facts.any_site_in_program(b.pm, p, "returns-in-a", returns_in("a.py")));
 }
 
 TEST(FactCache, AFailedComputationIsLeftToTheNextAsker) {
