@@ -26,6 +26,8 @@ namespace tl::py {
 
 struct Module;
 struct Function;
+struct Class;
+struct Loop;
 
 // A hash of names that a set or map keyed by std::string can be searched with by string_view
 // (heterogeneous lookup, with std::equal_to<>): no std::string built per question.
@@ -33,8 +35,6 @@ struct NameHash {
   using is_transparent = void;
   size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
-struct Class;
-struct Loop;
 
 struct Binding {
   enum class Kind : uint8_t { Assign, AugAssign, Param, Import, Def, ClassDef, ForTarget, WithTarget, Global, Other };

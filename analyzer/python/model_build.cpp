@@ -216,17 +216,17 @@ struct ModelBuilder {
     }
   }
 
-  // docs/concepts.md "Calls through module instances", through parameters: `train(model, criterion,
-  // loss_scaler)` called only as `train(m, LabelSmoothing(), NativeScaler())` makes
-  // `criterion(...)` and `loss_scaler(...)` inside it calls of those classes. A parameter counts
-  // only when it is never rebound and every analysed caller passes an instance of the same class;
-  // a few rounds follow instances handed down through several functions.
   // What judge_params found for one function.
   struct Judgement {
     std::vector<std::pair<std::string_view, Class*>> found;  // parameter -> the class every caller passes
     bool met_param = false;  // judging it met a parameter binding: judge it again next round
   };
 
+  // docs/concepts.md "Calls through module instances", through parameters: `train(model, criterion,
+  // loss_scaler)` called only as `train(m, LabelSmoothing(), NativeScaler())` makes
+  // `criterion(...)` and `loss_scaler(...)` inside it calls of those classes. A parameter counts
+  // only when it is never rebound and every analysed caller passes an instance of the same class;
+  // a few rounds follow instances handed down through several functions.
   void resolve_param_instances() {
     // Each round judges the functions whose answer may have changed since the last: all at first,
     // then those that gained a caller and those whose judgement met a parameter (whose instance
@@ -375,7 +375,6 @@ struct ModelBuilder {
         pm.programs_.push_back(std::move(p));
       }
   }
-
 
   // Does expression v read any name in `names` (identifiers, or the last part of an attribute)?
   static bool reads_name_in(const Tree& t, NodeId v, const NameSet& names) {

@@ -182,9 +182,10 @@ struct ProgramReach {
 
     // Programs are reached on the run's threads, reading only the shared facts above (every
     // function's successors computed first, so that nothing shared is written), each from the
-    // walk of a hub it shares with other programs (below) where it has one. (Programs are many, and where the tree is a library that imports itself, as
-    // torch does, each reaches most of it: Debian's torch package has 270 programs reaching
-    // 3,500 functions each.) The walk reads ids in flat arrays only, never the model's objects:
+    // walk of a hub it shares with other programs (below) where it has one. (Programs are many,
+    // and where the tree is a library that imports itself, as torch does, each reaches most of
+    // it: Debian's torch package has 270 programs reaching 3,500 functions each.) The walk reads
+    // ids in flat arrays only, never the model's objects:
     // visiting a Function or a Class (each its own allocation, scattered among the parser's) cost
     // a cache miss each, and the walk was bound by them.
     {
