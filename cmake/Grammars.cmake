@@ -5,17 +5,60 @@ set(TRAINLINT_GRAMMARS_DIR ${PROJECT_SOURCE_DIR}/grammars)
 set(TS_PYTHON_SRC ${TRAINLINT_GRAMMARS_DIR}/node_modules/tree-sitter-python/src)
 set(TS_CPP_SRC ${TRAINLINT_GRAMMARS_DIR}/node_modules/tree-sitter-cpp/src)
 
-if(NOT EXISTS ${TS_PYTHON_SRC}/parser.c OR NOT EXISTS ${TS_CPP_SRC}/parser.c)
+# The tree-sitter runtime is fetched the same way, from its own folder (grammars/runtime: the
+# grammars name different versions of the node package as an optional peer, so one lock cannot
+# hold all three): its C core, vendored in the node package, is compiled in below.
+set(TS_RUNTIME_DIR ${TRAINLINT_GRAMMARS_DIR}/runtime/node_modules/tree-sitter/vendor/tree-sitter/lib)
+
+# npm ci in `dir` unless every file after `what` is already there.
+function(trainlint_npm_ci dir what)
+  set(missing FALSE)
+  foreach(f IN LISTS ARGN)
+    if(NOT EXISTS ${f})
+      set(missing TRUE)
+    endif()
+  endforeach()
+  if(NOT missing)
+    return()
+  endif()
   find_program(NPM_PROGRAM npm REQUIRED)
-  message(STATUS "Fetching pinned tree-sitter grammars with npm ci")
+  message(STATUS "Fetching ${what} with npm ci")
   execute_process(
     COMMAND ${NPM_PROGRAM} ci --ignore-scripts --no-audit --no-fund --loglevel=error
-    WORKING_DIRECTORY ${TRAINLINT_GRAMMARS_DIR}
+    WORKING_DIRECTORY ${dir}
     RESULT_VARIABLE npm_result)
-  if(NOT npm_result EQUAL 0 OR NOT EXISTS ${TS_PYTHON_SRC}/parser.c OR NOT EXISTS ${TS_CPP_SRC}/parser.c)
-    message(FATAL_ERROR "npm ci in ${TRAINLINT_GRAMMARS_DIR} failed; the tree-sitter-python and tree-sitter-cpp grammars are required")
-  endif()
-endif()
+  foreach(f IN LISTS ARGN)
+    if(NOT npm_result EQUAL 0 OR NOT EXISTS ${f})
+      message(FATAL_ERROR "npm ci in ${dir} failed; ${what} are required")
+    endif()
+  endforeach()
+endfunction()
+trainlint_npm_ci(${TRAINLINT_GRAMMARS_DIR} "the pinned tree-sitter-python and tree-sitter-cpp grammars"
+                 ${TS_PYTHON_SRC}/parser.c ${TS_CPP_SRC}/parser.c)
+trainlint_npm_ci(${TRAINLINT_GRAMMARS_DIR}/runtime "the pinned tree-sitter runtime's sources"
+                 ${TS_RUNTIME_DIR}/src/lib.c ${TS_RUNTIME_DIR}/src/subtree.h)
+
+# The runtime, compiled in rather than Debian's shared libtree-sitter 0.20.7, for a measured
+# reason (callgrind on Debian's torch package, 2026-11-27; bench/README.md):
+# - the front ends copy each tree by reading the runtime's own subtree structures
+#   (analyzer/core/flat_tree_build.h), which needs the private headers of the exact runtime linked:
+#   the copy went from 2.99 G instructions through the public TSTreeCursor to about 0.7 G, and
+#   `trainlint -j 1` from 18.85 G to 16.82 G;
+# - the parse itself costs no more: the bare parse (bench/bare) 13.44 G against 13.58 G.
+# The pinned core (npm tree-sitter 0.22.4 vendors tree-sitter 66cd81a4, language ABI 14, whose
+# parser.h is byte for byte the grammars' own) gives the same trees as 0.20.7 on every file
+# without syntax errors (3.90 M Python and 1.46 M C++ nodes compared); where a file has syntax
+# errors, its error recovery can put ERROR and MISSING nodes elsewhere.
+add_library(tree_sitter_runtime STATIC ${TS_RUNTIME_DIR}/src/lib.c)
+target_include_directories(tree_sitter_runtime SYSTEM PUBLIC ${TS_RUNTIME_DIR}/include)
+target_include_directories(tree_sitter_runtime PRIVATE ${TS_RUNTIME_DIR}/src)
+set_target_properties(tree_sitter_runtime PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
+target_compile_definitions(tree_sitter_runtime PRIVATE _POSIX_C_SOURCE=200112L _DEFAULT_SOURCE)
+target_compile_options(tree_sitter_runtime PRIVATE -w -O2)
+# Its private headers, for the sources that read its subtrees (and only those: the names are
+# generic, "tree.h", "parser.h"): an interface target they link PRIVATE.
+add_library(tree_sitter_runtime_internals INTERFACE)
+target_include_directories(tree_sitter_runtime_internals SYSTEM INTERFACE ${TS_RUNTIME_DIR}/src)
 
 # tree-sitter-python's external scanner is compiled with two changes of ours, from a copy written
 # into the build folder (the fetched sources are left as they are):
@@ -36,7 +79,9 @@ endif()
 #    whenever it goes back to the start of a file) reset the indentation and string stacks but not
 #    the "inside an f-string" flag, so a parser that had just read a file ending inside an
 #    f-string (`x = f"{y`) read the next file as if a dedent could not happen there: the lines
-#    after a block were put inside it. trainlint reuses one parser per thread for every file.
+#    after a block were put inside it (trainlint reuses one parser per thread for every file).
+#    The runtime compiled in below creates the scanner afresh for each parse, which hides that
+#    case; the empty state deserialised within a parse still needs the fix.
 #
 # The patches are made against the pinned grammar's scanner, checked by its hash: a grammar bump
 # stops the configuration here, so that both are looked at again rather than applied blindly.
@@ -99,7 +144,7 @@ if(TRAINLINT_TESTS OR TRAINLINT_BENCH)
   endif()
 endif()
 
-# tree-sitter-cpp 0.23.4 (ABI 14, loads in Debian's libtree-sitter 0.20.7): its parser.c is 17 MB
+# tree-sitter-cpp 0.23.4 (ABI 14): its parser.c is 17 MB
 # of tables but compiles as one object in about 4 s at -O2 on the 2-core build machine (205 MB
 # peak memory), so it needs no special treatment beyond being its own static library, which
 # ccache keeps across builds.

@@ -62,8 +62,8 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # trainlint_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER ${TRAINLINT_DEB_MAINTAINER})
 set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
-# Depends from the ELF files' needs, by dpkg-shlibdeps (dpkg-dev): libc6, libstdc++6, libgcc-s1,
-# libtree-sitter0 on Debian 12. The shim loads CUPTI with dlopen, so nothing of CUDA is a dependency.
+# Depends from the ELF files' needs, by dpkg-shlibdeps (dpkg-dev): libc6, libstdc++6, libgcc-s1 on
+# Debian 12 (tree-sitter is compiled in). The shim loads CUPTI with dlopen, so nothing of CUDA is a dependency.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 # `trainlint run` starts the user's Python; the bootstrap needs only its standard library.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "python3, pre-commit")

@@ -3,13 +3,13 @@
 # with dpkg-shlibdeps), and with --runtime-tests what the tests need (the runtime tests on
 # Debian's real PyTorch, the SARIF schema check, pre-commit for the hook test, LibTorch and
 # clang-14 for the C++ examples and fixtures), from Debian
-# packages, only when missing. The tree-sitter grammar itself is fetched by CMake (npm ci in
-# grammars/), pinned by the lock.
+# packages, only when missing. The tree-sitter grammars and the tree-sitter runtime are fetched by
+# CMake (npm ci in grammars/ and grammars/runtime/), pinned by their locks, and compiled in.
 set -euo pipefail
 
 packages=(
-  g++ cmake ninja-build pkg-config ccache
-  libtree-sitter-dev nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
+  g++ cmake ninja-build ccache
+  nlohmann-json3-dev libcli11-dev libtomlplusplus-dev
   googletest libgtest-dev libbenchmark-dev
   hyperfine
   dpkg-dev

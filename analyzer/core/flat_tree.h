@@ -1,6 +1,6 @@
 // A compact, immutable copy of a tree-sitter tree, shared by the front ends (Python:
 // analyzer/python/ast.h, C++: analyzer/cpp/syntax.h), each with its own node kinds `K` and field
-// names `F`. One cursor walk (analyzer/core/flat_tree_build.h) converts the tree into flat arrays
+// names `F`. One walk (analyzer/core/flat_tree_build.h) converts the tree into flat arrays
 // with O(1) parent / first-child / next-sibling links, so that analysis never pays tree-sitter's
 // O(n) sibling lookups and never holds a tree-sitter handle: this header names no tree-sitter type.
 // `K` has `Other`, `Error` and `Comment`; `F` has `None` and `Operator`. A front end may leave

@@ -1,9 +1,23 @@
 // Building a flat::Tree (analyzer/core/flat_tree.h) from tree-sitter: the grammar's name tables,
-// one parser per thread and language, and the cursor walk. Included by the front ends' sources
-// only (analyzer/python/ast.cpp, analyzer/cpp/syntax.cpp), so that no header names tree-sitter.
+// one parser per thread and language, and the copy of a tree. Included by the front ends' sources
+// only (analyzer/python/ast.cpp, analyzer/cpp/syntax.cpp) and their tests, so that no other header
+// names tree-sitter.
+//
+// The copy reads the runtime's own subtree structures (its private headers: the target
+// tree_sitter_runtime_internals, cmake/Grammars.cmake), which is why the runtime is compiled in
+// from pinned sources rather than linked from the system. Through the public TSTreeCursor the copy
+// cost 4.3 times as much: for each node the cursor climbs out of (almost one per node, tree-sitter
+// trees being full of hidden nodes) it rebuilds an iterator and redoes row and column arithmetic.
+// The cursor copy stays, as the reference a test compares the direct one with on every fixture.
 #pragma once
 #include <tree_sitter/api.h>
+extern "C" {
+#include "language.h"
+#include "subtree.h"
+#include "tree.h"
+}
 
+#include <algorithm>
 #include <memory>
 #include <span>
 #include <string>
@@ -67,7 +81,29 @@ struct Grammar {
       for (auto& fn : fields)
         if (std::string_view(name) == fn.name) field_by_id[f] = fn.value;
     }
+    // The field of a production's child by its structural index: the first entry of the
+    // production's field map at that index that is not inherited, as
+    // ts_tree_cursor_current_field_id finds it.
+    row = lang->max_alias_sequence_length;
+    for (uint32_t p = 0; p < lang->production_id_count && nf; ++p) {
+      const TSFieldMapEntry *b, *e;
+      ts_language_field_map(lang, p, &b, &e);
+      for (const TSFieldMapEntry* i = b; i != e; ++i) row = std::max<uint32_t>(row, i->child_index + 1u);
+    }
+    field_at.assign(size_t(lang->production_id_count) * row, 0);
+    for (uint32_t p = 0; p < lang->production_id_count && nf; ++p) {
+      const TSFieldMapEntry *b, *e;
+      ts_language_field_map(lang, p, &b, &e);
+      for (const TSFieldMapEntry* i = e; i != b;) {  // backwards: the first entry wins
+        --i;
+        if (!i->inherited) field_at[size_t(p) * row + i->child_index] = i->field_id;
+      }
+    }
   }
+
+  // field_at[production * row + structural index]: the grammar's field id (0: none)
+  uint32_t row = 0;
+  std::vector<TSFieldId> field_at;
 
   // The grammar's name of a node's symbol ("call", "binary_expression", "%").
   std::string_view symbol_name(uint16_t symbol) const {
@@ -95,7 +131,9 @@ struct TreeAccess {
   // (estimating the count from the text's length over- or under-shot by half, and growing by
   // doubling held both the old and the new array at once), and the scratch's pages, touched once,
   // serve every file the thread converts.
-  static void build(Tree<K, F>& t, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g) {
+  // `by_cursor`: copied through the public TSTreeCursor, the reference the tests compare with.
+  static void build(Tree<K, F>& t, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g,
+                    bool by_cursor = false) {
     t.src_ = &src;
     if (!tree) {
       t.errors_.emplace_back(0, "the parser gave up on this file");
@@ -104,7 +142,8 @@ struct TreeAccess {
     thread_local std::vector<Node<K, F>> scratch;
     scratch.clear();
     std::swap(t.nodes_, scratch);  // t.nodes_: the scratch's capacity; scratch: t's empty array
-    walk(t, ts_tree_root_node(tree), g, 0);
+    if (by_cursor) walk_cursor(t, ts_tree_root_node(tree), g, 0);
+    else walk(t, tree, g, 0);
     reserve_with_huge_pages(scratch, t.nodes_.size());  // scratch: t's empty array, now of exactly the size needed
     scratch.assign(t.nodes_.begin(), t.nodes_.end());
     std::swap(t.nodes_, scratch);
@@ -122,7 +161,7 @@ struct TreeAccess {
     piece.src_ = &src;
     TSNode root = ts_tree_root_node(tree);
     reserve_with_huge_pages(piece.nodes_, ts_node_end_byte(root) / 4 + 64);  // about the nodes of Python text
-    walk(piece, root, g, offset);
+    walk(piece, tree, g, offset);
   }
   // Appends `piece` (build_piece) to `t`: the first piece is copied whole (with room reserved for
   // the whole file's nodes, `nodes_hint`), a later one's root is left out and the children of its
@@ -157,8 +196,126 @@ struct TreeAccess {
     ~CursorGuard() { ts_tree_cursor_delete(&c); }
   };
 
-  // Pre-order copy of the tree under `root` into `t` (empty), positions moved by `offset`.
-  static void walk(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g, uint32_t offset) {
+  // A node's subtrees, being walked: the nodes under a visible node are its visible children and,
+  // through each hidden child that has visible nodes under it, that child's (tree-sitter trees are
+  // full of hidden nodes: repetitions, inlined rules, supertypes).
+  struct Frame {
+    const Subtree* kids;
+    const TSSymbol* aliases;  // the production's alias sequence, or null
+    const TSFieldId* fields;  // field id by structural index (Grammar::field_at's row)
+    uint32_t n, i, s;         // child count, next child, next structural index
+    uint32_t pos;             // start byte of child i (before its padding, when i > 0)
+    NodeId owner;             // the nearest visible ancestor: the copied parent
+    TSFieldId inherited;      // a hidden frame's field, for its children that have none of their own
+    bool owner_visible;       // the frame of a visible node, which ends that node's subtree
+  };
+
+  static uint32_t size_bytes(Subtree c) { return c.data.is_inline ? c.data.size_bytes : c.ptr->size.bytes; }
+  static uint32_t padding_bytes(Subtree c) { return c.data.is_inline ? c.data.padding_bytes : c.ptr->padding.bytes; }
+  static bool has_visible_nodes(Subtree c) { return ts_subtree_child_count(c) > 0 && c.ptr->visible_child_count > 0; }
+
+  // Pre-order copy of `tree` into `t` (empty), positions moved by `offset`: the copy the cursor
+  // walk below makes, read straight from the subtrees. What it restates of tree_cursor.c:
+  // - a child is visible when its subtree is, or when it is not an extra and its parent's
+  //   production aliases its structural index (extras take no structural index);
+  // - positions: a child starts where the previous one ended plus its own padding (the first, where
+  //   its parent starts); bytes only, where the cursor also counts rows and columns;
+  // - symbol: the public symbol of the alias, else of the subtree (ERROR stays as it is); named:
+  //   the alias's metadata, else the subtree's;
+  // - field: none for an extra; else the parent production's non-inherited field at the child's
+  //   structural index; else, below a hidden parent, the field that parent would get, up to the
+  //   nearest visible ancestor.
+  static void walk(Tree<K, F>& t, const TSTree* tree, const Grammar<K, F>& g, uint32_t offset) {
+    const TSLanguage* lang = g.lang;
+    auto public_symbol = [lang](TSSymbol s) { return s == ts_builtin_sym_error ? s : lang->public_symbol_map[s]; };
+    auto note_missing = [&](Subtree c, TSSymbol alias, uint32_t start) {
+      if (__builtin_expect(ts_subtree_missing(c), 0))
+        t.errors_.emplace_back(start, std::string("missing '") +
+                                          ts_language_symbol_name(lang, alias ? alias : ts_subtree_symbol(c)) + "'");
+    };
+    auto emit = [&](Subtree c, TSSymbol alias, uint32_t start, TSFieldId fid, NodeId parent) {
+      Node<K, F> nd;
+      nd.start = start;
+      nd.end = start + size_bytes(c);
+      TSSymbol sym = public_symbol(alias ? alias : ts_subtree_symbol(c));
+      nd.symbol = sym;
+      const bool is_error = sym == ts_builtin_sym_error;
+      nd.kind = is_error ? K::Error : (sym < g.kind_by_symbol.size() ? g.kind_by_symbol[sym] : K::Other);
+      nd.named = alias ? lang->symbol_metadata[alias].named : ts_subtree_named(c);
+      nd.field = fid < g.field_by_id.size() ? g.field_by_id[fid] : F::None;
+      nd.parent = parent;
+      NodeId id = static_cast<NodeId>(t.nodes_.size());
+      t.nodes_.push_back(nd);
+      if (__builtin_expect(is_error, 0)) t.errors_.emplace_back(nd.start, "syntax error");
+      else note_missing(c, alias, start);
+      return id;
+    };
+    thread_local std::vector<Frame> stack;
+    stack.clear();
+    auto push = [&](Subtree p, uint32_t start, NodeId owner, TSFieldId inherited, bool owner_visible) {
+      const uint16_t prod = p.ptr->production_id;
+      Frame f;
+      f.kids = ts_subtree_children(p);
+      f.aliases = ts_language_alias_sequence(lang, prod);
+      f.fields = g.field_at.empty() ? nullptr : &g.field_at[size_t(prod) * g.row];
+      f.n = p.ptr->child_count;
+      f.i = f.s = 0;
+      f.pos = start;
+      f.owner = owner;
+      f.inherited = inherited;
+      f.owner_visible = owner_visible;
+      stack.push_back(f);
+    };
+
+    const Subtree root = tree->root;
+    const uint32_t root_start = offset + padding_bytes(root);
+    const NodeId rid = emit(root, 0, root_start, 0, kNone);
+    if (!has_visible_nodes(root)) {
+      t.nodes_[rid].subtree_end = rid + 1;
+      return;
+    }
+    push(root, root_start, rid, 0, true);
+    while (!stack.empty()) {
+      Frame& f = stack.back();
+      if (f.i == f.n) {
+        if (f.owner_visible) t.nodes_[f.owner].subtree_end = static_cast<NodeId>(t.nodes_.size());
+        stack.pop_back();
+        continue;
+      }
+      const Subtree c = f.kids[f.i];
+      if (f.i > 0) f.pos += padding_bytes(c);
+      const uint32_t start = f.pos;
+      f.pos += size_bytes(c);
+      f.i++;
+      const bool extra = ts_subtree_extra(c);
+      TSSymbol alias = 0;
+      TSFieldId fid = 0;
+      if (!extra) {
+        if (f.aliases) alias = f.aliases[f.s];
+        if (f.fields && f.s < g.row) fid = f.fields[f.s];
+        f.s++;
+      }
+      if (ts_subtree_visible(c) || alias) {
+        if (!fid && !extra) fid = f.inherited;
+        const TSSymbol sym = public_symbol(alias ? alias : ts_subtree_symbol(c));
+        if (sym < g.dropped.size() && g.dropped[sym] && !has_visible_nodes(c)) {
+          note_missing(c, alias, start);  // a dropped token: no node, but a missing one is still a syntax error
+          continue;
+        }
+        const NodeId id = emit(c, alias, start, fid, f.owner);  // `f` stays valid: nothing pushed yet
+        if (has_visible_nodes(c)) push(c, start, id, 0, true);
+        else t.nodes_[id].subtree_end = id + 1;
+      } else if (has_visible_nodes(c)) {
+        // a hidden node: its visible nodes are the owner's children
+        const TSFieldId inherited = extra ? 0 : (fid ? fid : f.inherited);
+        const NodeId owner = f.owner;
+        push(c, start, owner, inherited, false);
+      }
+    }
+  }
+
+  // The same copy through the public TSTreeCursor (the reference: build's `by_cursor`).
+  static void walk_cursor(Tree<K, F>& t, TSNode root, const Grammar<K, F>& g, uint32_t offset) {
     CursorGuard cur(root);
     std::vector<NodeId> stack;  // ancestors of the current node
     // a MISSING token (error recovery inserted it) is a syntax error, whether copied or dropped

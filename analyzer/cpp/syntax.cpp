@@ -125,15 +125,20 @@ const Grammar& grammar() {
 
 }  // namespace
 
-Tree Tree::parse(const SourceFile& src) {
+namespace {
+Tree parse_tree(const SourceFile& src, bool by_cursor) {
   TSParser* parser = flat::thread_parser(grammar().lang);
   ts_parser_reset(parser);
   flat::TreeHandle tree(
       ts_parser_parse_string(parser, nullptr, src.text().data(), static_cast<uint32_t>(src.text().size())));
   Tree t;
-  flat::TreeAccess<K, F>::build(t, src, tree.get(), grammar());
+  flat::TreeAccess<K, F>::build(t, src, tree.get(), grammar(), by_cursor);
   return t;
 }
+}  // namespace
+
+Tree Tree::parse(const SourceFile& src) { return parse_tree(src, false); }
+Tree Tree::parse_by_cursor(const SourceFile& src) { return parse_tree(src, true); }
 
 std::string_view Tree::type_name(NodeId n) const { return grammar().symbol_name((*this)[n].symbol); }
 

@@ -52,6 +52,9 @@ class Tree : public flat::Tree<K, F> {
   // Parses `src` with tree-sitter-cpp. Never fails for text input: syntax errors become ERROR /
   // MISSING nodes, listed by errors().
   static Tree parse(const SourceFile& src);
+  // `src` copied through tree-sitter's public cursor: the reference that the direct copy
+  // (analyzer/core/flat_tree_build.h) must equal (tests/unit/tree_copy_test.cpp).
+  static Tree parse_by_cursor(const SourceFile& src);
   std::string_view type_name(NodeId n) const;  // the grammar's node type name
 };
 

@@ -342,6 +342,15 @@ Tree Tree::from_tree_sitter(const SourceFile& src, const TSTree* tree) {
   return t;
 }
 
+Tree Tree::parse_by_cursor(const SourceFile& src) {
+  TSParser* parser = flat::thread_parser(grammar().lang);
+  ts_parser_reset(parser);
+  TreeHandle tree(ts_parser_parse_string(parser, nullptr, src.text().data(), static_cast<uint32_t>(src.text().size())));
+  Tree t;
+  Access::build(t, src, tree.get(), grammar(), /*by_cursor=*/true);
+  return t;
+}
+
 Tree Tree::parse(const SourceFile& src, unsigned threads) {
   if (src.text().size() > 2 * kPieceBytes)
     if (auto t = parse_pieces(src, kPieceBytes, threads, nullptr)) return std::move(*t);

@@ -59,6 +59,9 @@ class Tree : public flat::Tree<K, F> {
   static Tree parse(const SourceFile& src, unsigned threads = 1);
   // Converts a tree-sitter tree of `src` (null: the parser gave up, reported as an error).
   static Tree from_tree_sitter(const SourceFile& src, const TSTree* tree);
+  // `src` parsed whole and copied through tree-sitter's public cursor: the reference that the
+  // direct copy (analyzer/core/flat_tree_build.h) must equal (tests/unit/tree_copy_test.cpp).
+  static Tree parse_by_cursor(const SourceFile& src);
   // Parses `src` in pieces of about `piece_bytes` cut at top-level statements (what `parse` does
   // for files over 2 MB, to bound memory and time on huge files), on up to `threads` threads:
   // the same tree as a whole-file

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds trainlint and libtrainlint_shim for a GPU machine that has none of the build's Debian
-# packages (the `device` machines: CUDA, PyTorch and CMake, no package registry): tree-sitter,
-# libstdc++ and libgcc linked in statically, only glibc (>= 2.36) left to the machine. The result,
+# packages (the `device` machines: CUDA, PyTorch and CMake, no package registry): libstdc++ and
+# libgcc linked in statically (tree-sitter always is), only glibc (>= 2.36) left to the machine. The result,
 # build-gpu-bundle/ (ignored by git), is what tests/gpu/run.sh uses when it finds it; carry it with
 # the working tree (the device tool's `carry: ["build-gpu-bundle"]`).
 #   usage: bash tests/gpu/bundle.sh
