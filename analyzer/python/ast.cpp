@@ -85,8 +85,9 @@ const Grammar& grammar() {
 }
 
 // Parses `src`, incrementally from `old` (already edited to match `src`) when given, and keeps
-// the tree-sitter tree in `keep` when asked.
-Tree parse_tree(const SourceFile& src, const TSTree* old, TreeHandle* keep) {
+// the tree-sitter tree in `keep` when asked. `by_cursor`: copied through the public cursor (the
+// reference, Tree::parse_by_cursor).
+Tree parse_tree(const SourceFile& src, const TSTree* old, TreeHandle* keep, bool by_cursor = false) {
   Tree t;
   TSParser* parser = flat::thread_parser(grammar().lang);
   ts_parser_reset(parser);
@@ -98,7 +99,7 @@ Tree parse_tree(const SourceFile& src, const TSTree* old, TreeHandle* keep) {
     ts_parser_reset(parser);
     tree.reset(ts_parser_parse_string(parser, nullptr, src.text().data(), static_cast<uint32_t>(src.text().size())));
   }
-  t = Tree::from_tree_sitter(src, tree.get());
+  Access::build(t, src, tree.get(), grammar(), by_cursor);
   if (keep) *keep = std::move(tree);
   return t;
 }
@@ -336,20 +337,7 @@ TSPoint point_at(std::string_view text, size_t byte) {
 }
 }  // namespace
 
-Tree Tree::from_tree_sitter(const SourceFile& src, const TSTree* tree) {
-  Tree t;
-  Access::build(t, src, tree, grammar());
-  return t;
-}
-
-Tree Tree::parse_by_cursor(const SourceFile& src) {
-  TSParser* parser = flat::thread_parser(grammar().lang);
-  ts_parser_reset(parser);
-  TreeHandle tree(ts_parser_parse_string(parser, nullptr, src.text().data(), static_cast<uint32_t>(src.text().size())));
-  Tree t;
-  Access::build(t, src, tree.get(), grammar(), /*by_cursor=*/true);
-  return t;
-}
+Tree Tree::parse_by_cursor(const SourceFile& src) { return parse_tree(src, nullptr, nullptr, /*by_cursor=*/true); }
 
 Tree Tree::parse(const SourceFile& src, unsigned threads) {
   if (src.text().size() > 2 * kPieceBytes)

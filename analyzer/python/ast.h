@@ -13,8 +13,6 @@
 #include "analyzer/core/flat_tree.h"
 #include "analyzer/core/source_file.h"
 
-struct TSTree;  // tree-sitter's, for ParseCache and Tree::from_tree_sitter
-
 namespace tl::py {
 
 using flat::kNone;
@@ -57,8 +55,6 @@ class Tree : public flat::Tree<K, F> {
   // Parses `src`. Never fails for text input: syntax errors become ERROR / MISSING nodes. A file
   // over 2 MB is parsed in pieces (parse_in_pieces), on up to `threads` threads.
   static Tree parse(const SourceFile& src, unsigned threads = 1);
-  // Converts a tree-sitter tree of `src` (null: the parser gave up, reported as an error).
-  static Tree from_tree_sitter(const SourceFile& src, const TSTree* tree);
   // `src` parsed whole and copied through tree-sitter's public cursor: the reference that the
   // direct copy (analyzer/core/flat_tree_build.h) must equal (tests/unit/tree_copy_test.cpp).
   static Tree parse_by_cursor(const SourceFile& src);
