@@ -233,11 +233,11 @@ struct TreeAccess {
         t.errors_.emplace_back(start, std::string("missing '") +
                                           ts_language_symbol_name(lang, alias ? alias : ts_subtree_symbol(c)) + "'");
     };
-    auto emit = [&](Subtree c, TSSymbol alias, uint32_t start, TSFieldId fid, NodeId parent) {
+    // `sym`: the node's public symbol
+    auto emit = [&](Subtree c, TSSymbol alias, TSSymbol sym, uint32_t start, TSFieldId fid, NodeId parent) {
       Node<K, F> nd;
       nd.start = start;
       nd.end = start + size_bytes(c);
-      TSSymbol sym = public_symbol(alias ? alias : ts_subtree_symbol(c));
       nd.symbol = sym;
       const bool is_error = sym == ts_builtin_sym_error;
       nd.kind = is_error ? K::Error : (sym < g.kind_by_symbol.size() ? g.kind_by_symbol[sym] : K::Other);
@@ -269,7 +269,7 @@ struct TreeAccess {
 
     const Subtree root = tree->root;
     const uint32_t root_start = offset + padding_bytes(root);
-    const NodeId rid = emit(root, 0, root_start, 0, kNone);
+    const NodeId rid = emit(root, 0, public_symbol(ts_subtree_symbol(root)), root_start, 0, kNone);
     if (!has_visible_nodes(root)) {
       t.nodes_[rid].subtree_end = rid + 1;
       return;
@@ -295,17 +295,18 @@ struct TreeAccess {
         if (f.fields && f.s < g.row) fid = f.fields[f.s];
         f.s++;
       }
+      const bool has_nodes = has_visible_nodes(c);
       if (ts_subtree_visible(c) || alias) {
         if (!fid && !extra) fid = f.inherited;
         const TSSymbol sym = public_symbol(alias ? alias : ts_subtree_symbol(c));
-        if (sym < g.dropped.size() && g.dropped[sym] && !has_visible_nodes(c)) {
+        if (sym < g.dropped.size() && g.dropped[sym] && !has_nodes) {
           note_missing(c, alias, start);  // a dropped token: no node, but a missing one is still a syntax error
           continue;
         }
-        const NodeId id = emit(c, alias, start, fid, f.owner);  // `f` stays valid: nothing pushed yet
-        if (has_visible_nodes(c)) push(c, start, id, 0, true);
+        const NodeId id = emit(c, alias, sym, start, fid, f.owner);  // `f` stays valid: nothing pushed yet
+        if (has_nodes) push(c, start, id, 0, true);
         else t.nodes_[id].subtree_end = id + 1;
-      } else if (has_visible_nodes(c)) {
+      } else if (has_nodes) {
         // a hidden node: its visible nodes are the owner's children
         const TSFieldId inherited = extra ? 0 : (fid ? fid : f.inherited);
         const NodeId owner = f.owner;
