@@ -144,10 +144,9 @@ if(TRAINLINT_TESTS OR TRAINLINT_BENCH)
   endif()
 endif()
 
-# tree-sitter-cpp 0.23.4 (ABI 14): its parser.c is 17 MB
-# of tables but compiles as one object in about 4 s at -O2 on the 2-core build machine (205 MB
-# peak memory), so it needs no special treatment beyond being its own static library, which
-# ccache keeps across builds.
+# tree-sitter-cpp 0.23.4 (ABI 14): its parser.c is 17 MB of tables but compiles as one object in
+# about 4 s at -O2 on the 2-core build machine (205 MB peak memory), so it needs no special
+# treatment beyond being its own static library, which ccache keeps across builds.
 add_library(tree_sitter_cpp STATIC ${TS_CPP_SRC}/parser.c ${TS_CPP_SRC}/scanner.c)
 target_include_directories(tree_sitter_cpp PRIVATE ${TS_CPP_SRC})
 set_target_properties(tree_sitter_cpp PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)

@@ -31,16 +31,27 @@ inline void write_file(const std::filesystem::path& p, const std::string& s) {
   out << s;
 }
 
-// The .py files under `root`, sorted; when there are more than `most`, an even sample of `most`
-// of them, the same every run. None when `root` is not a folder.
-inline std::vector<std::filesystem::path> python_files(const std::filesystem::path& root, size_t most) {
+// The files under `root` whose extension is one of `extensions` ("" for none), sorted. None when
+// `root` is not a folder.
+inline std::vector<std::filesystem::path> files_with_extensions(const std::filesystem::path& root,
+                                                                const std::vector<std::string>& extensions) {
   namespace fs = std::filesystem;
   std::vector<fs::path> out;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec))
-    if (it->is_regular_file() && it->path().extension() == ".py") out.push_back(it->path());
+    if (it->is_regular_file() &&
+        std::find(extensions.begin(), extensions.end(), it->path().extension().string()) != extensions.end())
+      out.push_back(it->path());
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The .py files under `root`, sorted; when there are more than `most`, an even sample of `most`
+// of them, the same every run. None when `root` is not a folder.
+inline std::vector<std::filesystem::path> python_files(const std::filesystem::path& root, size_t most) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> out = files_with_extensions(root, {".py"});
   if (out.size() > most) {
     std::vector<fs::path> sample;
     for (size_t i = 0; i < most; ++i) sample.push_back(out[i * out.size() / most]);

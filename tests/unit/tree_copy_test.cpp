@@ -23,19 +23,12 @@ using namespace tl;
 
 namespace {
 
+// The files of `dirs` (under the source folder) with one of `exts` ("": the fuzzers' inputs, which
+// have no extension).
 std::vector<fs::path> files_under(const std::vector<std::string>& dirs, const std::vector<std::string>& exts) {
   std::vector<fs::path> out;
-  for (const auto& d : dirs) {
-    std::error_code ec;
-    fs::path root = fs::path(test::source_dir()) / d;
-    for (auto it = fs::recursive_directory_iterator(root, ec); !ec && it != fs::recursive_directory_iterator();
-         it.increment(ec)) {
-      if (!it->is_regular_file()) continue;
-      std::string ext = it->path().extension().string();
-      // the fuzzers' inputs have no extension
-      if (exts.empty() || std::find(exts.begin(), exts.end(), ext) != exts.end()) out.push_back(it->path());
-    }
-  }
+  for (const auto& d : dirs)
+    for (auto& p : test::files_with_extensions(fs::path(test::source_dir()) / d, exts)) out.push_back(p);
   std::sort(out.begin(), out.end());
   return out;
 }
