@@ -68,7 +68,12 @@ def parse_args():
                    help="fixed: every variant runs with MALLOC_MMAP_THRESHOLD_=32 MiB and MALLOC_TRIM_THRESHOLD_="
                         "1 GiB; default: glibc's adaptive thresholds, whose page faults swing the step time")
     p.add_argument("--json", help="also write every run's median and the summary here")
-    return p.parse_args()
+    args = p.parse_args()
+    # each run's working folder is a temporary one: a relative path given here means this folder
+    args.trainlint = os.path.abspath(args.trainlint)
+    if os.sep in args.python:
+        args.python = os.path.abspath(args.python)
+    return args
 
 
 def command(variant, args, out):

@@ -6,7 +6,7 @@
 #
 # Tree mode: one hyperfine run, side by side: the bare parse (bench/bare/bare_parse.c: reads and
 # parses the same files with the same grammars, nothing else), once with glibc's malloc defaults
-# and once with the malloc tunables trainlint gives itself, and `trainlint` at -j 1, -j 2 and all
+# and once with the malloc tunables trainlint gives itself, and `trainlint` at -j 1, 2, 4, ... and all
 # cores; then each one's peak RSS (GNU time, the median of 3 runs). Prints the ratios to both bare
 # parses. Huge mode: concatenates the tree's .py files that Python itself parses (so that the
 # file is valid Python) into one file of about MB megabytes in a temporary folder, then the same
@@ -76,8 +76,10 @@ bytes=$( [ -n "$huge" ] && stat -c %s "$input" || find "$input" -name '*.py' -pr
 echo "input: $input ($bytes bytes of Python); $cores cores; $runs runs each"
 "$bare" "$input"
 
-jobs=(1 2)
-[ "$cores" -gt 2 ] && jobs+=("$cores")
+# 1, 2, then powers of two up to all cores, and all cores
+jobs=(1)
+for ((j = 2; j < cores; j *= 2)); do jobs+=("$j"); done
+[ "$cores" -gt 1 ] && jobs+=("$cores")
 # the bare parse twice: with glibc's defaults, and with the malloc tunables a trainlint lint run
 # gives itself (analyzer/cli/malloc_tuning.cpp; docs/install.md, "The allocator")
 tuned="GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864"
@@ -87,10 +89,14 @@ args=()
 for i in "${!cmds[@]}"; do args+=(--command-name "${names[$i]}" "${cmds[$i]}"); done
 hyperfine -N -i -w 1 --runs "$runs" --export-json "$tmp/h.json" "${args[@]}" >/dev/null
 
+# peak RSS with GNU time (GNU_TIME=path where it is not /usr/bin/time; without it, no RSS column)
+gnu_time=${GNU_TIME:-/usr/bin/time}
+[ -x "$gnu_time" ] || echo "no GNU time at $gnu_time: peak RSS not measured" >&2
 for i in "${!cmds[@]}"; do
   rss=()
   for r in 1 2 3; do
-    /usr/bin/time -o "$tmp/t" -f '%M' ${cmds[$i]} >/dev/null 2>&1 || true
+    [ -x "$gnu_time" ] || break
+    "$gnu_time" -o "$tmp/t" -f '%M' ${cmds[$i]} >/dev/null 2>&1 || true
     rss+=("$(tail -1 "$tmp/t")")
   done
   printf '%s\n' "${rss[@]}" | sort -n | sed -n 2p > "$tmp/rss.$i"
@@ -104,6 +110,7 @@ base_tuned = statistics.median(res[1]["times"])
 print(f"{'command':<17} {'median':>9} {'min':>8} {'x bare parse':>13} {'x tuned bare':>13} {'peak RSS':>10}")
 for i, r in enumerate(res):
     m = statistics.median(r["times"])
-    rss = int(open(f"{tmp}/rss.{i}").read().split()[0]) / 1024
-    print(f"{names[i]:<17} {m:>8.2f}s {min(r['times']):>7.2f}s {m / base:>12.2f}x {m / base_tuned:>12.2f}x {rss:>8.0f} MB")
+    kb = open(f"{tmp}/rss.{i}").read().split()
+    rss = f"{int(kb[0]) / 1024:>8.0f} MB" if kb and kb[0].isdigit() else f"{'n/a':>11}"
+    print(f"{names[i]:<17} {m:>8.2f}s {min(r['times']):>7.2f}s {m / base:>12.2f}x {m / base_tuned:>12.2f}x {rss}")
 PY

@@ -4,14 +4,17 @@
 # libgcc linked in statically (tree-sitter always is), only glibc (>= 2.36) left to the machine. The result,
 # build-gpu-bundle/ (ignored by git), is what tests/gpu/run.sh uses when it finds it; carry it with
 # the working tree (the device tool's `carry: ["build-gpu-bundle"]`).
+# It also builds the bare parse (bench/bare/bare_parse.c), so that bench/whole/run.sh can measure
+# the thread scaling on the device's cores (TRAINLINT=build-gpu-bundle/trainlint
+# BARE=build-gpu-bundle/bench/trainlint_bare_parse).
 #   usage: bash tests/gpu/bundle.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bash scripts/deps.sh
 cmake -S . -B build-gpu-bundle -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRAINLINT_PORTABLE=ON \
-  -DTRAINLINT_TESTS=OFF -DTRAINLINT_BENCH=OFF >/dev/null
-cmake --build build-gpu-bundle -j "$(nproc 2>/dev/null || echo 2)" --target trainlint trainlint_shim
-for f in build-gpu-bundle/trainlint build-gpu-bundle/libtrainlint_shim.so; do
+  -DTRAINLINT_TESTS=OFF -DTRAINLINT_BENCH=ON >/dev/null
+cmake --build build-gpu-bundle -j "$(nproc 2>/dev/null || echo 2)" --target trainlint trainlint_shim trainlint_bare_parse
+for f in build-gpu-bundle/trainlint build-gpu-bundle/libtrainlint_shim.so build-gpu-bundle/bench/trainlint_bare_parse; do
   extra=$(ldd "$f" | grep -v -E 'linux-vdso|libc\.so|libm\.so|ld-linux' || true)
   if [ -n "$extra" ]; then
     echo "bundle.sh: $f still needs: $extra" >&2

@@ -10,8 +10,8 @@ cd "$(dirname "$0")/../.."
 py=${1:-python3}
 rounds=${2:-3}
 out=${OUT:-$(mktemp -d)}
-bin=build-gpu-bundle
-[ -x "$bin/trainlint" ] && "$bin/trainlint" --version >/dev/null 2>&1 || bin=build-gpu
+bin=$PWD/build-gpu-bundle
+[ -x "$bin/trainlint" ] && "$bin/trainlint" --version >/dev/null 2>&1 || bin=$PWD/build-gpu
 keep=$(mktemp -d)
 echo "== truth check, CUDA mixes ($rounds rounds)"
 PYTHONUNBUFFERED=1 "$py" bench/truth/run.py --gpu --binary "$bin/trainlint" --rounds "$rounds" --keep-records "$keep/truth"
