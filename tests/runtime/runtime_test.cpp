@@ -1872,6 +1872,29 @@ TEST(RuntimeMerge, RealGpuRecordsEstimateTheirFixedTwins) {
   }
 }
 
+// The third GPU truth mix, recorded on an NVIDIA H100 (tests/runtime/records/README.md): a
+// `loss.item()` that waits for the step's kernels, then `gc.collect()`. Both sites are confirmed;
+// the `.item()` wait is GPU time the host waits for, not GPU idle, so the estimate subtracts only
+// what the GPU sat idle in, and lands on the fixed twin (which reads the loss once, at the end).
+TEST(RuntimeMerge, RealGpuRecordsOfASyncThenACollection) {
+  std::vector<rt::PlanSite> sites = {site(0, "TL502", "none", 31, 9, ".backward"), site(1, "TL105", "site", 33, 18, ".item"),
+                                     site(2, "TL101", "site", 34, 9, "gc.collect")};
+  std::string dir = std::string(TRAINLINT_SOURCE_DIR) + "/tests/runtime/records/h100_item_and_gc";
+  std::vector<std::string> warnings;
+  auto procs = rt::read_records(dir, &warnings);
+  EXPECT_TRUE(warnings.empty()) << (warnings.empty() ? "" : warnings[0]);
+  auto m = rt::measure(sites, procs, {});
+  EXPECT_TRUE(m.run.gpu_ok);
+  EXPECT_EQ(m.run.steps_counted, 12);
+  EXPECT_EQ(m.findings[1].verdict, "confirmed");
+  EXPECT_EQ(m.findings[2].verdict, "confirmed");
+  ASSERT_TRUE(m.run.estimated_step_ms);
+  EXPECT_NEAR(*m.run.estimated_step_ms / 9.39, 1.0, 0.10) << *m.run.estimated_step_ms;
+  // the collection ran with nothing queued: nearly all of it was GPU idle
+  ASSERT_TRUE(m.findings[2].gpu_idle_ms);
+  EXPECT_GT(*m.findings[2].gpu_idle_ms, 0.9 * m.findings[2].total_ms);
+}
+
 // Defect 10: whose figures the header shows when several processes train without ranks (hogwild).
 TEST(RuntimeReport, HogwildHeaderSaysWhoseFigures) {
   std::vector<rt::PlanSite> sites = {site(0, "TL101", "site", 10)};
