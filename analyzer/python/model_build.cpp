@@ -1151,8 +1151,16 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
   std::atomic<int64_t> parse_ns{0}, collect_ns{0};
   pm.modules_.resize(files.size());
   if (threads == 0) threads = 1;
-  // phase 1
-  parallel_for(files.size(), threads, [&](size_t i) {
+  // phase 1, the largest files first: the threads pull files in turn, and a large file pulled
+  // last would run on alone after the others are done (on 16 cores, a 0.9 MB file of the torch
+  // tree made the phase 1.8x its share of the work). Each module still lands at its own index.
+  std::vector<size_t> largest_first(files.size());
+  for (size_t i = 0; i < largest_first.size(); ++i) largest_first[i] = i;
+  if (threads > 1)
+    std::stable_sort(largest_first.begin(), largest_first.end(),
+                     [&](size_t a, size_t b) { return files[a]->text().size() > files[b]->text().size(); });
+  parallel_for(files.size(), threads, [&](size_t k) {
+    const size_t i = largest_first[k];
     auto m = std::make_unique<Module>();
     m->index = static_cast<uint32_t>(i);
     m->path = files[i]->path();
