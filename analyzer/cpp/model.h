@@ -202,7 +202,9 @@ class Model {
   // Builds the model of the C++ files of one run (each file is one translation unit; headers
   // included by several are analysed once, as their own unit). The SourceFiles must outlive the
   // model. `typed` (the typed front end's facts, may be null) gives exact types where it has them.
-  static Model build(const std::vector<const SourceFile*>& files, const TypedFacts* typed = nullptr);
+  // The files are parsed on up to `threads` threads; the model does not depend on how many.
+  static Model build(const std::vector<const SourceFile*>& files, const TypedFacts* typed = nullptr,
+                     unsigned threads = 1);
 
   const std::vector<TranslationUnit>& translation_units() const { return tus_; }
   const std::vector<Function>& functions() const { return functions_; }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analyzer/core/parallel.h"
 #include "analyzer/cpp/model.h"
 #include "analyzer/cpp/syntax.h"
 #include "analyzer/cpp/torch_names.h"
@@ -2017,9 +2018,20 @@ std::optional<StepContext> Model::runs_every_step(const Site& s) const {
   return reach_[s.function];
 }
 
-Model Model::build(const std::vector<const SourceFile*>& files, const TypedFacts* typed) {
+Model Model::build(const std::vector<const SourceFile*>& files, const TypedFacts* typed, unsigned threads) {
   Model m;
   Builder b(m);
+  // The parses are independent: on the run's threads, the largest files first (a large file
+  // pulled last would run on alone); the rest of the build reads the trees in file order.
+  b.trees.resize(files.size());
+  {
+    std::vector<size_t> order(files.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    if (threads > 1)
+      std::stable_sort(order.begin(), order.end(),
+                       [&](size_t x, size_t y) { return files[x]->text().size() > files[y]->text().size(); });
+    parallel_for(files.size(), std::max(1u, threads), [&](size_t k) { b.trees[order[k]] = Tree::parse(*files[order[k]]); });
+  }
   for (uint32_t i = 0; i < files.size(); ++i) {
     const TypedFile* tf = nullptr;
     if (typed)
@@ -2030,8 +2042,7 @@ Model Model::build(const std::vector<const SourceFile*>& files, const TypedFacts
     tu.src = files[i];
     tu.path = files[i]->path();
     m.tus_.push_back(std::move(tu));
-    b.trees.push_back(Tree::parse(*files[i]));
-    for (auto& [off, msg] : b.trees.back().errors()) m.tus_[i].syntax_errors.emplace_back(files[i]->line_col(off), msg);
+    for (auto& [off, msg] : b.trees[i].errors()) m.tus_[i].syntax_errors.emplace_back(files[i]->line_col(off), msg);
     b.tu_vars.emplace_back();
   }
   for (uint32_t i = 0; i < files.size(); ++i)

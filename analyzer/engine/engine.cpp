@@ -710,7 +710,7 @@ void analyse_cpp(std::vector<std::unique_ptr<SourceFile>> files, const std::vect
     res.messages.push_back({FileMessage::Kind::Warning, "", "this trainlint was built without the typed C++ path (" +
                             typed_reason + " asks for it): C++ files were analysed by the fast path", std::nullopt});
 #endif
-  cpp::Model model = cpp::Model::build(ptrs, facts.get());
+  cpp::Model model = cpp::Model::build(ptrs, facts.get(), run_threads(opts));
   std::unordered_map<std::string, size_t> index_of;
   for (size_t i = 0; i < files.size(); ++i) {
     index_of[files[i]->path()] = i;

@@ -7,6 +7,7 @@
 
 #include "analyzer/cpp/model.h"
 #include "support/cpp_model_support.h"
+#include "tests/support/test_support.h"
 
 using namespace tl;
 using namespace tl::cpp;
@@ -519,6 +520,37 @@ int main() {
 }
 )"}});
   EXPECT_EQ(item_receivers_on_host(*b), (std::map<std::string, bool>{{"batch.target.sum()", false}}));
+}
+
+// The files are parsed on the run's threads, largest first; the model is the same for any number
+// of them: every translation unit, function, call and loop in the same order with the same facts.
+TEST(CppModel, ThreadsDoNotChangeTheModel) {
+  std::vector<std::unique_ptr<SourceFile>> files;
+  std::vector<const SourceFile*> ptrs;
+  for (const auto& d : {"tests/fixtures/cpp", "examples/cpp"})
+    for (auto& p : test::files_with_extensions(std::filesystem::path(test::source_dir()) / d, {".cpp", ".h", ".hpp", ".cc"})) {
+      files.push_back(std::make_unique<SourceFile>(p.string(), test::read_file(p)));
+      ptrs.push_back(files.back().get());
+    }
+  ASSERT_GT(ptrs.size(), 5u);
+  auto summary = [](const Model& m) {
+    std::string s;
+    for (auto& tu : m.translation_units()) {
+      s += "tu " + tu.path + " errors " + std::to_string(tu.syntax_errors.size()) + "\n";
+      for (auto& [pos, msg] : tu.syntax_errors) s += "  " + std::to_string(pos.line) + ":" + std::to_string(pos.col) + " " + msg + "\n";
+    }
+    for (auto& f : m.functions())
+      s += "fn " + std::to_string(f.tu) + " " + f.qualified_name + " calls " + std::to_string(f.calls.size()) + " callers " +
+           std::to_string(f.callers.size()) + "\n";
+    for (auto& c : m.calls()) s += "call " + c.callee + " " + c.method + " " + c.receiver + "\n";
+    s += "loops " + std::to_string(m.loops().size()) + " classes " + std::to_string(m.classes().size()) + " variables " +
+         std::to_string(m.variables().size()) + "\n";
+    return s;
+  };
+  const std::string one = summary(Model::build(ptrs, nullptr, 1));
+  EXPECT_GT(one.size(), 1000u);
+  EXPECT_EQ(summary(Model::build(ptrs, nullptr, 3)), one);
+  EXPECT_EQ(summary(Model::build(ptrs, nullptr, 8)), one);
 }
 
 }  // namespace
