@@ -647,12 +647,24 @@ struct ModelBuilder {
     // direct facts
     std::vector<std::vector<Function*>> callers(pm.functions_.size());
     std::deque<Function*> work_opt, work_back;
+    // which calls are optimizer steps, per module on the run's threads (each asks the call's
+    // origins); the queues below are filled in module and call order as before
+    std::vector<std::vector<char>> opt_call(pm.modules_.size());
+    parallel_for(pm.modules_.size(), threads, [&](size_t mi) {
+      const Module& m = *pm.modules_[mi];
+      auto& v = opt_call[mi];
+      v.assign(m.calls.size(), 0);
+      for (size_t ci = 0; ci < m.calls.size(); ++ci)
+        if (m.calls[ci].fn) v[ci] = is_opt_step(m, m.calls[ci]);
+    });
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
-      for (auto& c : m.calls) {
+      const auto& opt = opt_call[m.index];
+      for (size_t ci = 0; ci < m.calls.size(); ++ci) {
+        Call& c = m.calls[ci];
         if (c.fn && c.target) callers[c.target->id].push_back(c.fn);
         if (!c.fn) continue;
-        if (!c.fn->reaches_opt_step && is_opt_step(m, c)) {
+        if (!c.fn->reaches_opt_step && opt[ci]) {
           c.fn->reaches_opt_step = true;
           work_opt.push_back(c.fn);
         }
@@ -676,16 +688,20 @@ struct ModelBuilder {
     propagate(work_opt, &Function::reaches_opt_step);
     propagate(work_back, &Function::reaches_backward);
 
-    // loops: direct calls or calls into functions that reach
-    for (auto& mp : pm.modules_) {
-      Module& m = *mp;
-      for (auto& L : m.loops)
+    // loops: direct calls or calls into functions that reach; whether a loop iterates a loader.
+    // Per module on the run's threads: a module writes only its own loops.
+    parallel_for(pm.modules_.size(), threads, [&](size_t mi) {
+      Module& m = *pm.modules_[mi];
+      for (auto& L : m.loops) {
         for (uint32_t ci : L.calls) {
           const Call& c = m.calls[ci];
           if (is_opt_step(m, c) || (c.target && c.target->reaches_opt_step)) L.reaches_opt_step = true;
           if (is_backward(c) || (c.target && c.target->reaches_backward)) L.reaches_backward = true;
         }
-    }
+        NodeId it = m.tree.is(L.node, K::ForStatement) ? m.tree.field(L.node, F::Right) : kNone;
+        L.data_loop = it != kNone && is_loader_expr(m, it);
+      }
+    });
 
     // classification, per module; "has an optimizer step" is per program
     std::vector<std::vector<char>> candidate(pm.modules_.size());
@@ -694,10 +710,6 @@ struct ModelBuilder {
       Module& m = *mp;
       bool use_opt = false;
       for (uint32_t p : m.programs) use_opt |= pm.programs_[p].has_opt_step;
-      for (auto& L : m.loops) {
-        NodeId it = m.tree.is(L.node, K::ForStatement) ? m.tree.field(L.node, F::Right) : kNone;
-        L.data_loop = it != kNone && is_loader_expr(m, it);
-      }
       auto& cand = candidate[m.index];
       cand.assign(m.loops.size(), 0);
       for (auto& L : m.loops) {
