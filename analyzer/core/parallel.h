@@ -58,4 +58,19 @@ void parallel_for(size_t n, unsigned threads, Fn&& fn) {
   for (auto& th : pool) th.join();
 }
 
+// parallel_for over items of very different sizes (files): the threads pull them largest first,
+// so that a large item pulled last does not run on alone after the others are done. fn(i) gets the
+// item's own index; `size(i)` orders them (ties keep index order). With one thread, index order.
+template <class Size, class Fn>
+void parallel_for_largest_first(size_t n, unsigned threads, Size&& size, Fn&& fn) {
+  if (threads <= 1) {
+    parallel_for(n, threads, fn);
+    return;
+  }
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size(a) > size(b); });
+  parallel_for(n, threads, [&](size_t k) { fn(order[k]); });
+}
+
 }  // namespace tl

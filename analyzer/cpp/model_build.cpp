@@ -2021,17 +2021,12 @@ std::optional<StepContext> Model::runs_every_step(const Site& s) const {
 Model Model::build(const std::vector<const SourceFile*>& files, const TypedFacts* typed, unsigned threads) {
   Model m;
   Builder b(m);
-  // The parses are independent: on the run's threads, the largest files first (a large file
-  // pulled last would run on alone); the rest of the build reads the trees in file order.
+  // The parses are independent: on the run's threads, the largest files first; the rest of the
+  // build reads the trees in file order.
   b.trees.resize(files.size());
-  {
-    std::vector<size_t> order(files.size());
-    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-    if (threads > 1)
-      std::stable_sort(order.begin(), order.end(),
-                       [&](size_t x, size_t y) { return files[x]->text().size() > files[y]->text().size(); });
-    parallel_for(files.size(), std::max(1u, threads), [&](size_t k) { b.trees[order[k]] = Tree::parse(*files[order[k]]); });
-  }
+  parallel_for_largest_first(
+      files.size(), threads, [&](size_t i) { return files[i]->text().size(); },
+      [&](size_t i) { b.trees[i] = Tree::parse(*files[i]); });
   for (uint32_t i = 0; i < files.size(); ++i) {
     const TypedFile* tf = nullptr;
     if (typed)
