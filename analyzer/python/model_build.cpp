@@ -648,14 +648,14 @@ struct ModelBuilder {
     std::vector<std::vector<Function*>> callers(pm.functions_.size());
     std::deque<Function*> work_opt, work_back;
     // which calls are optimizer steps, per module on the run's threads (each asks the call's
-    // origins); the queues below are filled in module and call order as before
+    // origins), for the functions' facts here and the loops' below; the queues are filled in
+    // module and call order as before
     std::vector<std::vector<char>> opt_call(pm.modules_.size());
     parallel_for(pm.modules_.size(), threads, [&](size_t mi) {
       const Module& m = *pm.modules_[mi];
       auto& v = opt_call[mi];
-      v.assign(m.calls.size(), 0);
-      for (size_t ci = 0; ci < m.calls.size(); ++ci)
-        if (m.calls[ci].fn) v[ci] = is_opt_step(m, m.calls[ci]);
+      v.resize(m.calls.size());
+      for (size_t ci = 0; ci < m.calls.size(); ++ci) v[ci] = is_opt_step(m, m.calls[ci]);
     });
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
@@ -695,7 +695,7 @@ struct ModelBuilder {
       for (auto& L : m.loops) {
         for (uint32_t ci : L.calls) {
           const Call& c = m.calls[ci];
-          if (is_opt_step(m, c) || (c.target && c.target->reaches_opt_step)) L.reaches_opt_step = true;
+          if (opt_call[mi][ci] || (c.target && c.target->reaches_opt_step)) L.reaches_opt_step = true;
           if (is_backward(c) || (c.target && c.target->reaches_backward)) L.reaches_backward = true;
         }
         NodeId it = m.tree.is(L.node, K::ForStatement) ? m.tree.field(L.node, F::Right) : kNone;
