@@ -47,6 +47,16 @@ inline std::vector<std::filesystem::path> files_with_extensions(const std::files
   return out;
 }
 
+// The files under the source folder's `dirs` whose extension is one of `extensions`, sorted.
+inline std::vector<std::filesystem::path> source_files_under(const std::vector<std::string>& dirs,
+                                                             const std::vector<std::string>& extensions) {
+  std::vector<std::filesystem::path> out;
+  for (const auto& d : dirs)
+    for (auto& p : files_with_extensions(std::filesystem::path(source_dir()) / d, extensions)) out.push_back(p);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 // The .py files under `root`, sorted; when there are more than `most`, an even sample of `most`
 // of them, the same every run. None when `root` is not a folder.
 inline std::vector<std::filesystem::path> python_files(const std::filesystem::path& root, size_t most) {

@@ -527,11 +527,10 @@ int main() {
 TEST(CppModel, ThreadsDoNotChangeTheModel) {
   std::vector<std::unique_ptr<SourceFile>> files;
   std::vector<const SourceFile*> ptrs;
-  for (const auto& d : {"tests/fixtures/cpp", "examples/cpp"})
-    for (auto& p : test::files_with_extensions(std::filesystem::path(test::source_dir()) / d, {".cpp", ".h", ".hpp", ".cc"})) {
-      files.push_back(std::make_unique<SourceFile>(p.string(), test::read_file(p)));
-      ptrs.push_back(files.back().get());
-    }
+  for (auto& p : test::source_files_under({"tests/fixtures/cpp", "examples/cpp"}, {".cpp", ".h", ".hpp", ".cc"})) {
+    files.push_back(std::make_unique<SourceFile>(p.string(), test::read_file(p)));
+    ptrs.push_back(files.back().get());
+  }
   ASSERT_GT(ptrs.size(), 5u);
   auto summary = [](const Model& m) {
     std::string s;

@@ -23,16 +23,6 @@ using namespace tl;
 
 namespace {
 
-// The files of `dirs` (under the source folder) with one of `exts` ("": the fuzzers' inputs, which
-// have no extension).
-std::vector<fs::path> files_under(const std::vector<std::string>& dirs, const std::vector<std::string>& exts) {
-  std::vector<fs::path> out;
-  for (const auto& d : dirs)
-    for (auto& p : test::files_with_extensions(fs::path(test::source_dir()) / d, exts)) out.push_back(p);
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 // `text` and damaged copies of it: cut at a few points, every 7th line dropped, brackets and
 // colons removed, a keyword doubled. The same copies every run.
 std::vector<std::string> variants(const std::string& text, uint32_t seed) {
@@ -86,9 +76,9 @@ void compare(const fs::path& p, const std::vector<std::string>& texts, Tally& ta
 TEST(TreeCopy, PythonDirectCopyEqualsTheCursorsOnEveryFixtureAndItsDamagedCopies) {
   Tally t;
   uint32_t seed = 1;
-  for (const auto& p : files_under({"tests/fixtures/python", "tests/fixtures/fixes", "tests/fixtures/notebooks",
-                                    "examples", "fuzz/regressions/python"},
-                                   {".py", ""})) {
+  const std::vector<std::string> dirs = {"tests/fixtures/python", "tests/fixtures/fixes", "tests/fixtures/notebooks",
+                                         "examples", "fuzz/regressions/python"};
+  for (const auto& p : test::source_files_under(dirs, {".py", ""})) {
     std::string text = test::read_file(p);
     if (text.size() > (1u << 20)) continue;  // parsed whole here; Tree::parse cuts files over 2 MB in pieces
     compare<py::Tree>(p, variants(text, seed++), t);
@@ -103,8 +93,8 @@ TEST(TreeCopy, PythonDirectCopyEqualsTheCursorsOnEveryFixtureAndItsDamagedCopies
 TEST(TreeCopy, CppDirectCopyEqualsTheCursorsOnEveryFixtureAndItsDamagedCopies) {
   Tally t;
   uint32_t seed = 1;
-  for (const auto& p : files_under({"tests/fixtures/cpp", "examples/cpp", "fuzz/regressions/cpp"},
-                                   {".cpp", ".h", ".hpp", ".cc", ".cu", ".cuh", ""}))
+  for (const auto& p : test::source_files_under({"tests/fixtures/cpp", "examples/cpp", "fuzz/regressions/cpp"},
+                                                {".cpp", ".h", ".hpp", ".cc", ".cu", ".cuh", ""}))
     compare<cpp::syntax::Tree>(p, variants(test::read_file(p), seed++), t);
   EXPECT_GT(t.texts, 100u);
   EXPECT_GT(t.nodes, 100000u);
