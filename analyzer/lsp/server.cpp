@@ -343,6 +343,11 @@ json Server::initialize(const json& params) {
   pull_ = at({"textDocument", "diagnostic"}).is_object();
   refresh_support_ = at({"workspace", "diagnostics", "refreshSupport"}) == json(true);
   show_document_ = at({"window", "showDocument", "support"}) == json(true);
+  // Diagnostic.relatedInformation is sent only to a client that says it accepts it (LSP 3.17
+  // declares it under publishDiagnostics; 3.18 also under the pull model's `diagnostic`); any other
+  // client gets the notes as lines of the message, so that the step loop and the call are not lost.
+  related_support_ = at({"textDocument", "publishDiagnostics", "relatedInformation"}) == json(true) ||
+                     at({"textDocument", "diagnostic", "relatedInformation"}) == json(true);
   watch_dynamic_ = at({"workspace", "didChangeWatchedFiles", "dynamicRegistration"}) == json(true);
   if (params.contains("workspaceFolders") && params["workspaceFolders"].is_array())
     for (auto& f : params["workspaceFolders"])
@@ -382,6 +387,14 @@ std::string Server::project_key(const std::string& abs_path) const {
   fs::path dir = fs::path(abs_path).parent_path();
   fs::path root = find_project_root(dir);
   return root.empty() ? dir.string() : root.string();
+}
+
+std::string Server::note_place(const std::string& abs_path) const {
+  for (auto& root : workspace_roots_) {
+    fs::path rel = fs::path(abs_path).lexically_relative(normal_abs(root));
+    if (!rel.empty() && *rel.begin() != "..") return rel.string();
+  }
+  return abs_path;
 }
 
 void Server::mark_dirty_locked(const std::string& path) {
@@ -715,6 +728,11 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
             if (disp == n.path) abs = fi.abs_path;
         const std::string* t = text_of(abs, o.lint.get());
         LineIndex nidx(*t);
+        if (!related_support_) {
+          d.message += "\n" + note_place(abs) + ":" + std::to_string(n.range.start.line) + ":" +
+                       std::to_string(n.range.start.col) + ": " + n.message;
+          continue;
+        }
         RelatedInformation ri;
         ri.location.uri = path_to_uri(abs);
         ri.location.range = {nidx.position(n.range.begin, enc_), nidx.position(n.range.end, enc_)};

@@ -109,6 +109,8 @@ class Server {
   nlohmann::json document_report_locked(const std::string& path, const std::string& previous_result_id);
   void load_report_locked();
   std::string project_key(const std::string& abs_path) const;
+  // A note's file as a message line names it: relative to the workspace folder holding it.
+  std::string note_place(const std::string& abs_path) const;
   void mark_dirty_locked(const std::string& path);
   void mark_all_dirty_locked();
 
@@ -119,7 +121,7 @@ class Server {
   // lifecycle (message thread only)
   bool initialized_ = false, shutdown_ = false;
   // client capabilities
-  bool pull_ = false, refresh_support_ = false, show_document_ = false, related_support_ = true;
+  bool pull_ = false, refresh_support_ = false, show_document_ = false, related_support_ = false;
   Encoding enc_ = Encoding::Utf16;
   std::vector<std::string> workspace_roots_;
   bool watch_dynamic_ = false;

@@ -30,7 +30,7 @@ def log_metrics(step, loss):
     return value
 --- send
 {"jsonrpc": "2.0", "id": 1, "method": "initialize",
- "params": {"processId": null, "workspaceFolders": [{"uri": "${URI:}", "name": "demo"}], "capabilities": {}}}
+ "params": {"processId": null, "workspaceFolders": [{"uri": "${URI:}", "name": "demo"}], "capabilities": {"textDocument": {"publishDiagnostics": {"relatedInformation": true}}}}}
 --- expect
 {"id": 1, "result": {"capabilities": {"positionEncoding": "utf-16", "textDocumentSync": {"openClose": true, "change": 2},
  "hoverProvider": true}, "serverInfo": {"name": "trainlint"}}}

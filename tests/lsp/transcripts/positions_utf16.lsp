@@ -24,7 +24,7 @@ def train(model, loader, optimizer, epochs):
             optimizer.step()
             tag = "步骤🚀"; gc.collect()  # 每步清理内存 🧹
 --- send
-{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": "${URI:}", "capabilities": {}}}
+{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"rootUri": "${URI:}", "capabilities": {"textDocument": {"publishDiagnostics": {"relatedInformation": true}}}}}
 --- expect
 {"id": 1, "result": {"capabilities": {"positionEncoding": "utf-16"}}}
 --- send
