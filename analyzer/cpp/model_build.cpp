@@ -1244,10 +1244,12 @@ struct Builder {
     }
   }
 
+  static bool names_cuda(std::string_view text) {
+    return text.find("kCUDA") != std::string_view::npos || text.find("DeviceType::CUDA") != std::string_view::npos ||
+           text.find("\"cuda") != std::string_view::npos;
+  }
   bool mentions_cuda(uint32_t tu, int32_t fn, std::string_view text, uint32_t offset, int depth = 0) const {
-    if (text.find("kCUDA") != std::string_view::npos || text.find("DeviceType::CUDA") != std::string_view::npos ||
-        text.find("\"cuda") != std::string_view::npos)
-      return true;
+    if (names_cuda(text)) return true;
     if (depth > 3) return false;
     for (auto& id : identifiers(text)) {
       int32_t v = m.lookup(tu, fn, id, offset);
@@ -1263,37 +1265,86 @@ struct Builder {
   // functions returning a torch::Device that may be CUDA
   std::vector<char> fn_may_cuda;
 
+  // What mentions_cuda() reads of an expression, worked out once for the fixpoint below: whether
+  // its text names CUDA itself, and the variables and analysed functions its identifiers stand
+  // for (neither depends on the facts the fixpoint sets). Each round then reads only their flags,
+  // where it tokenised every expression and looked every name up again.
+  struct CudaRefs {
+    bool literal = false;
+    std::vector<uint32_t> vars, fns;
+  };
+  CudaRefs cuda_refs(uint32_t tu, int32_t fn, std::string_view text, uint32_t offset) const {
+    CudaRefs r;
+    if ((r.literal = names_cuda(text))) return r;
+    for (auto& id : identifiers(text)) {
+      int32_t v = m.lookup(tu, fn, id, offset);
+      if (v >= 0) {
+        r.vars.push_back(static_cast<uint32_t>(v));
+      } else {
+        auto [b, e] = fn_by_name.equal_range(id);
+        for (auto it = b; it != e; ++it) r.fns.push_back(it->second);
+      }
+    }
+    return r;
+  }
+  bool holds_cuda(const CudaRefs& r) const {
+    if (r.literal) return true;
+    for (uint32_t v : r.vars)
+      if (m.variables_[v].may_cuda) return true;
+    for (uint32_t f : r.fns)
+      if (fn_may_cuda[f]) return true;
+    return false;
+  }
+
   void device_facts() {
     // variables whose value may be a CUDA device, then parameters bound to such values, and
     // functions returning a device built from such values, to a fixpoint
     fn_may_cuda.assign(m.functions_.size(), 0);
+    // a function returning a device: its text naming CUDA (no names followed) or a local that may be
+    std::vector<char> fn_names_cuda(m.functions_.size(), 0);
+    for (auto& f : m.functions_)
+      if (f.return_type.kind == TypeKind::Device)
+        fn_names_cuda[f.id] = names_cuda(m.tus_[f.tu].src->slice(f.range.begin, f.range.end));
+    std::vector<CudaRefs> var_refs(m.variables_.size());
+    for (size_t i = 0; i < m.variables_.size(); ++i) {
+      auto& v = m.variables_[i];
+      if (!v.may_cuda && !v.init.empty()) var_refs[i] = cuda_refs(v.tu, v.function, v.init, v.decl.end);
+    }
+    struct ArgRefs {
+      uint32_t param;  // the variable the argument binds
+      CudaRefs refs;
+    };
+    std::vector<ArgRefs> arg_refs;  // every call's arguments bound to its target's parameters, in order
+    for (auto& c : m.calls_) {
+      if (c.target < 0) continue;
+      auto& f = m.functions_[c.target];
+      for (size_t i = 0; i < c.args.size() && i < f.params.size(); ++i)
+        arg_refs.push_back({f.params[i], cuda_refs(c.tu, c.function, c.args[i], c.range.begin)});
+    }
     for (int round = 0; round < 4; ++round) {
       bool changed = false;
       for (auto& f : m.functions_) {
         if (fn_may_cuda[f.id] || f.return_type.kind != TypeKind::Device) continue;
-        bool cuda = mentions_cuda(f.tu, -1, m.tus_[f.tu].src->slice(f.range.begin, f.range.end), 0, /*depth=*/4);
+        bool cuda = fn_names_cuda[f.id];
         for (uint32_t v : m.locals(static_cast<int32_t>(f.id))) cuda = cuda || m.variables_[v].may_cuda;
         if (cuda) {
           fn_may_cuda[f.id] = 1;
           changed = true;
         }
       }
-      for (auto& v : m.variables_) {
+      for (size_t i = 0; i < m.variables_.size(); ++i) {
+        auto& v = m.variables_[i];
         if (v.may_cuda || v.init.empty()) continue;
-        if (mentions_cuda(v.tu, v.function, v.init, v.decl.end)) {
+        if (holds_cuda(var_refs[i])) {
           v.may_cuda = true;
           changed = true;
         }
       }
-      for (auto& c : m.calls_) {
-        if (c.target < 0) continue;
-        auto& f = m.functions_[c.target];
-        for (size_t i = 0; i < c.args.size() && i < f.params.size(); ++i) {
-          auto& p = m.variables_[f.params[i]];
-          if (!p.may_cuda && mentions_cuda(c.tu, c.function, c.args[i], c.range.begin)) {
-            p.may_cuda = true;
-            changed = true;
-          }
+      for (auto& a : arg_refs) {
+        auto& p = m.variables_[a.param];
+        if (!p.may_cuda && holds_cuda(a.refs)) {
+          p.may_cuda = true;
+          changed = true;
         }
       }
       if (!changed) break;
