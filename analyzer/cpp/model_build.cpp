@@ -1248,20 +1248,6 @@ struct Builder {
     return text.find("kCUDA") != std::string_view::npos || text.find("DeviceType::CUDA") != std::string_view::npos ||
            text.find("\"cuda") != std::string_view::npos;
   }
-  bool mentions_cuda(uint32_t tu, int32_t fn, std::string_view text, uint32_t offset, int depth = 0) const {
-    if (names_cuda(text)) return true;
-    if (depth > 3) return false;
-    for (auto& id : identifiers(text)) {
-      int32_t v = m.lookup(tu, fn, id, offset);
-      if (v >= 0 && m.variables_[v].may_cuda) return true;
-      if (v < 0 && !fn_may_cuda.empty()) {  // `Set_Device(vm)`: an analysed function that may return one
-        auto [b, e] = fn_by_name.equal_range(id);
-        for (auto it = b; it != e; ++it)
-          if (fn_may_cuda[it->second]) return true;
-      }
-    }
-    return false;
-  }
   // functions returning a torch::Device that may be CUDA
   std::vector<char> fn_may_cuda;
 
@@ -1291,9 +1277,15 @@ struct Builder {
     if (r.literal) return true;
     for (uint32_t v : r.vars)
       if (m.variables_[v].may_cuda) return true;
-    for (uint32_t f : r.fns)
-      if (fn_may_cuda[f]) return true;
+    for (uint32_t f : r.fns)  // `Set_Device(vm)`: an analysed function that may return one
+      if (f < fn_may_cuda.size() && fn_may_cuda[f]) return true;
     return false;
+  }
+  // Whether the expression `text` (at `offset` in function `fn`, -1 outside one) may be a CUDA
+  // device: it names CUDA, or one of its names is a variable that may hold one or a function that
+  // may return one (as far as device_facts() has found).
+  bool mentions_cuda(uint32_t tu, int32_t fn, std::string_view text, uint32_t offset) const {
+    return holds_cuda(cuda_refs(tu, fn, text, offset));
   }
 
   void device_facts() {
