@@ -726,13 +726,13 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
         if (o.lint)
           for (auto& [disp, fi] : o.lint->files)
             if (disp == n.path) abs = fi.abs_path;
-        const std::string* t = text_of(abs, o.lint.get());
-        LineIndex nidx(*t);
         if (!related_support_) {
           d.message += "\n" + note_place(abs) + ":" + std::to_string(n.range.start.line) + ":" +
                        std::to_string(n.range.start.col) + ": " + n.message;
           continue;
         }
+        const std::string* t = text_of(abs, o.lint.get());
+        LineIndex nidx(*t);
         RelatedInformation ri;
         ri.location.uri = path_to_uri(abs);
         ri.location.range = {nidx.position(n.range.begin, enc_), nidx.position(n.range.end, enc_)};
