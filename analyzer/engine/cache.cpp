@@ -169,24 +169,20 @@ Hasher& Hasher::add(std::string_view bytes) {
   const char* p = bytes.data();
   size_t n = bytes.size();
   uint64_t a = a_, b = b_;
-  while (n >= 16) {
-    uint64_t w0, w1;
-    std::memcpy(&w0, p, 8);
-    std::memcpy(&w1, p + 8, 8);
-    a = (a ^ w0) * 0x9E3779B97F4A7C15ull;
-    a ^= a >> 29;
-    b = (b + w1) * 0xC2B2AE3D27D4EB4Full;
-    b ^= b >> 31;
-    p += 16;
-    n -= 16;
-  }
-  if (n >= 8) {
+  auto word = [](const char* at) {
     uint64_t w;
-    std::memcpy(&w, p, 8);
-    a = (a ^ w) * 0x9E3779B97F4A7C15ull;
+    std::memcpy(&w, at, 8);
+    return w;
+  };
+  auto step = [&](uint64_t wa, uint64_t wb) {
+    a = (a ^ wa) * 0x9E3779B97F4A7C15ull;
     a ^= a >> 29;
-    b = (b + w) * 0xC2B2AE3D27D4EB4Full;
+    b = (b + wb) * 0xC2B2AE3D27D4EB4Full;
     b ^= b >> 31;
+  };
+  for (; n >= 16; p += 16, n -= 16) step(word(p), word(p + 8));
+  if (n >= 8) {  // a last whole word goes to both lanes
+    step(word(p), word(p));
     p += 8;
     n -= 8;
   }
