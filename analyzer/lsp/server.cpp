@@ -13,6 +13,7 @@
 
 #include "analyzer/core/config.h"
 #include "analyzer/python/add_noqa.h"
+#include "analyzer/report/locate.h"
 #include "analyzer/report/report.h"
 #include "rules/docs.h"
 #include "rules/registry.h"
@@ -389,14 +390,6 @@ std::string Server::project_key(const std::string& abs_path) const {
   return root.empty() ? dir.string() : root.string();
 }
 
-std::string Server::note_place(const std::string& abs_path) const {
-  for (auto& root : workspace_roots_) {
-    fs::path rel = fs::path(abs_path).lexically_relative(normal_abs(root));
-    if (!rel.empty() && *rel.begin() != "..") return rel.string();
-  }
-  return abs_path;
-}
-
 void Server::mark_dirty_locked(const std::string& path) {
   dirty_.insert(project_key(path));
   prev_edit_ = last_edit_;
@@ -726,9 +719,15 @@ void Server::analyse_group(const std::string& key, const std::vector<std::string
         if (o.lint)
           for (auto& [disp, fi] : o.lint->files)
             if (disp == n.path) abs = fi.abs_path;
-        if (!related_support_) {
-          d.message += "\n" + note_place(abs) + ":" + std::to_string(n.range.start.line) + ":" +
-                       std::to_string(n.range.start.col) + ": " + n.message;
+        if (!related_support_) {  // as the command line shows a place: relative to the workspace folder
+          std::string shown = abs;
+          for (auto& root : workspace_roots_)
+            if (auto rel = report::path_inside(abs, root)) {
+              shown = *rel;
+              break;
+            }
+          const SourceFile* src = o.lint ? o.lint->source(n.path) : nullptr;
+          d.message += "\n" + report::shown_location(shown, report::shown_pos(src, n.range.start)) + ": " + n.message;
           continue;
         }
         const std::string* t = text_of(abs, o.lint.get());

@@ -109,8 +109,6 @@ class Server {
   nlohmann::json document_report_locked(const std::string& path, const std::string& previous_result_id);
   void load_report_locked();
   std::string project_key(const std::string& abs_path) const;
-  // A note's file as a message line names it: relative to the workspace folder holding it.
-  std::string note_place(const std::string& abs_path) const;
   void mark_dirty_locked(const std::string& path);
   void mark_all_dirty_locked();
 

@@ -1,6 +1,7 @@
 // What the machine-readable reporters (SARIF, GitHub, GitLab) share: paths relative to a report
 // root, file URIs, a finding's position as a reader sees it (a notebook's cell and the line inside
-// it), and the category of a rule. Internal to analyzer/report/.
+// it), and the category of a rule. Internal to analyzer/report/, and read by the LSP server for
+// the notes it writes into a message.
 #pragma once
 #include <cstdint>
 #include <filesystem>
