@@ -28,6 +28,7 @@ extern "C" {
 
 #include "analyzer/core/flat_tree.h"
 #include "analyzer/core/huge_pages.h"
+#include "analyzer/core/parse_arena.h"
 
 namespace tl::flat {
 
@@ -112,8 +113,21 @@ struct Grammar {
   }
 };
 
+// Gives tree-sitter the parse arena's allocator (analyzer/core/parse_arena.h), once, before the
+// first parser exists (every parser is made below), where the arena is enabled.
+inline void install_parse_allocator() {
+  static const bool installed = [] {
+    if (!parse_arena::enabled()) return false;
+    ts_set_allocator(parse_arena::allocate, parse_arena::allocate_zeroed, parse_arena::reallocate,
+                     parse_arena::release);
+    return true;
+  }();
+  (void)installed;
+}
+
 // This thread's parser for `lang` (created on first use, reset before each parse by the caller).
 inline TSParser* thread_parser(const TSLanguage* lang) {
+  install_parse_allocator();
   thread_local std::vector<std::pair<const TSLanguage*, std::unique_ptr<TSParser, ParserDeleter>>> parsers;
   for (auto& [l, p] : parsers)
     if (l == lang) return p.get();
@@ -122,6 +136,40 @@ inline TSParser* thread_parser(const TSLanguage* lang) {
   parsers.emplace_back(lang, std::move(p));
   return parsers.back().second.get();
 }
+
+// A parse of a whole text whose tree is dropped once it has been copied. In this thread's parse
+// arena where it can be: a parser of its own is made for it, and its tree and parser are given
+// back with the arena, not freed node by node. Otherwise this thread's parser makes the tree.
+class FreshParse {
+ public:
+  FreshParse(const TSLanguage* lang, std::string_view text) {
+    install_parse_allocator();
+    TSParser* parser;
+    if (arena_.active()) {
+      own_ = ts_parser_new();
+      ts_parser_set_language(own_, lang);
+      parser = own_;
+    } else {
+      parser = thread_parser(lang);
+      ts_parser_reset(parser);
+    }
+    tree_ = ts_parser_parse_string(parser, nullptr, text.data(), static_cast<uint32_t>(text.size()));
+  }
+  ~FreshParse() {
+    // In the arena only blocks that came from malloc (it ran out) need freeing: the tree's walk
+    // frees them and skips the arena's. The parser is deleted for its external scanner's sake.
+    if (tree_ && (!arena_.active() || arena_.overflowed())) ts_tree_delete(tree_);
+    if (own_) ts_parser_delete(own_);
+  }
+  FreshParse(const FreshParse&) = delete;
+  FreshParse& operator=(const FreshParse&) = delete;
+  const TSTree* get() const { return tree_; }
+
+ private:
+  parse_arena::Scope arena_;  // first in, last out: given back after the tree and the parser
+  TSParser* own_ = nullptr;
+  TSTree* tree_ = nullptr;
+};
 
 template <class K, class F>
 struct TreeAccess {

@@ -127,10 +127,7 @@ const Grammar& grammar() {
 
 namespace {
 Tree parse_tree(const SourceFile& src, bool by_cursor) {
-  TSParser* parser = flat::thread_parser(grammar().lang);
-  ts_parser_reset(parser);
-  flat::TreeHandle tree(
-      ts_parser_parse_string(parser, nullptr, src.text().data(), static_cast<uint32_t>(src.text().size())));
+  flat::FreshParse tree(grammar().lang, src.text());
   Tree t;
   flat::TreeAccess<K, F>::build(t, src, tree.get(), grammar(), by_cursor);
   return t;

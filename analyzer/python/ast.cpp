@@ -89,6 +89,11 @@ const Grammar& grammar() {
 // reference, Tree::parse_by_cursor).
 Tree parse_tree(const SourceFile& src, const TSTree* old, TreeHandle* keep, bool by_cursor = false) {
   Tree t;
+  if (!old && !keep) {  // the tree-sitter tree is dropped at once: parsed in the arena
+    flat::FreshParse fresh(grammar().lang, src.text());
+    Access::build(t, src, fresh.get(), grammar(), by_cursor);
+    return t;
+  }
   TSParser* parser = flat::thread_parser(grammar().lang);
   ts_parser_reset(parser);
   TreeHandle tree(ts_parser_parse_string(parser, old, src.text().data(), static_cast<uint32_t>(src.text().size())));
@@ -216,22 +221,18 @@ std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned t
   if (starts.size() < 2) return std::nullopt;
   starts.push_back(text.size());
   const size_t n = starts.size() - 1;
-  auto parse = [&](size_t b, size_t e) {
-    TSParser* parser = flat::thread_parser(grammar().lang);
-    ts_parser_reset(parser);
-    return TreeHandle(ts_parser_parse_string(parser, nullptr, text.data() + b, static_cast<uint32_t>(e - b)));
-  };
   struct Piece {
     Tree tree;
     bool converted = false;  // false: the parser gave up, or the piece is parsed again merged
     bool error_at_end = false;
   };
   // parses piece `i` and converts it, unless it is to be parsed again merged with the next ones
+  auto piece_text = [&](size_t b, size_t e) { return text.substr(b, e - b); };
   auto parse_piece = [&](size_t i) {
     Piece p;
-    TreeHandle tr = parse(starts[i], starts[i + 1]);
-    p.error_at_end = !tr || error_at_end(tr.get());
-    if (tr && !(p.error_at_end && i + 1 < n)) {
+    flat::FreshParse tr(grammar().lang, piece_text(starts[i], starts[i + 1]));
+    p.error_at_end = !tr.get() || error_at_end(tr.get());
+    if (tr.get() && !(p.error_at_end && i + 1 < n)) {
       Access::build_piece(p.tree, src, tr.get(), grammar(), static_cast<uint32_t>(starts[i]));
       p.converted = true;
     }
@@ -296,19 +297,22 @@ std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned t
   for (size_t k = 0; k < n;) {
     size_t next = k + 1;
     Piece piece = await(k);
-    TreeHandle merged;
+    // (While a merged parse is held, a piece this thread parses in await() is nested in its
+    // arena, which pauses: that piece's parse allocates through malloc.)
+    std::optional<flat::FreshParse> merged;
     bool again = piece.error_at_end;
     for (int m = 0; m < 3 && next < n && again; ++m) {
       await(next);  // parsed again as part of the merged piece
-      merged = parse(starts[k], starts[++next]);
-      again = !merged || error_at_end(merged.get());
+      merged.reset();
+      merged.emplace(grammar().lang, piece_text(starts[k], starts[++next]));
+      again = !merged->get() || error_at_end(merged->get());
       if (reparsed) ++*reparsed;
     }
-    if (merged) {
+    if (merged && merged->get()) {
       piece = Piece{};
-      Access::build_piece(piece.tree, src, merged.get(), grammar(), static_cast<uint32_t>(starts[k]));
+      Access::build_piece(piece.tree, src, merged->get(), grammar(), static_cast<uint32_t>(starts[k]));
       merged.reset();
-    } else if (!piece.converted) {
+    } else if (!piece.converted || merged) {
       return std::nullopt;  // the parser gave up: Tree::parse reports it for the whole file
     }
     Access::append(t, piece.tree, nodes_hint);

@@ -1,0 +1,249 @@
+#include "analyzer/core/parse_arena.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#define TL_PARSE_ARENA_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TL_PARSE_ARENA_ASAN 1
+#endif
+#endif
+
+namespace tl::parse_arena {
+namespace {
+
+constexpr size_t kReserve = size_t{8} << 30;         // address space per thread, committed on touch
+constexpr size_t kPage = size_t{2} << 20;            // kept memory is whole huge pages
+// Committed memory a thread keeps between parses, and all threads together. Most files' parses fit
+// in 4 MiB (a Python file under about 150 KB); memory kept is memory the rest of the run cannot
+// use, and peak memory was measured to rise by what is kept (bench/README.md).
+constexpr size_t kKeepPerThread = size_t{4} << 20;
+constexpr size_t kKeptBudget = size_t{16} << 20;
+constexpr size_t kHeader = 8;                        // each block's size, before it
+constexpr size_t kNoBlock = ~size_t{0};
+
+std::atomic<size_t> g_kept{0};
+std::atomic<size_t> g_limit{0}, g_overflows{0};  // set_limit_for_testing, overflow_count
+
+[[noreturn]] void out_of_memory(size_t bytes) {
+  std::fprintf(stderr, "trainlint: out of memory (the parser asked for %zu bytes)\n", bytes);
+  std::abort();
+}
+
+void* system_malloc(size_t bytes) {
+  void* p = std::malloc(bytes);
+  if (!p && bytes) out_of_memory(bytes);
+  return p;
+}
+
+struct Arena {
+  char* base = nullptr;
+  size_t used = 0;         // blocks are handed out from here
+  size_t touched = 0;      // committed (or possibly so) below this offset
+  size_t kept = 0;         // committed memory kept between parses, counted in g_kept
+  size_t peak = 0;         // the most `used` reached in the current or last Scope
+  size_t last = kNoBlock;  // the payload offset of the last block handed out
+  size_t limit = kReserve; // the Scope's limit on `used`
+  bool active = false, overflowed = false, reserve_failed = false;
+
+  bool owns(const void* p) const {
+    return base && static_cast<size_t>(static_cast<const char*>(p) - base) < kReserve;
+  }
+  bool reserve() {
+#if defined(__linux__)
+    if (base) return true;
+    if (reserve_failed) return false;
+    void* p = mmap(nullptr, kReserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+      reserve_failed = true;
+      return false;
+    }
+    base = static_cast<char*>(p);
+#if defined(MADV_HUGEPAGE)
+    (void)madvise(base, kReserve, MADV_HUGEPAGE);
+#endif
+    return true;
+#else
+    return false;
+#endif
+  }
+  // A block of `bytes` at the end, or null when the range is full.
+  void* bump(size_t bytes) {
+    size_t need = kHeader + ((bytes + 7) & ~size_t{7});
+    if (need < bytes || limit - used < need) return nullptr;
+    char* block = base + used;
+    std::memcpy(block, &bytes, sizeof bytes);
+    last = used + kHeader;
+    used += need;
+    if (used > peak) peak = used;
+    if (used > touched) touched = used;
+    return block + kHeader;
+  }
+  static size_t size_of(const void* p) {
+    size_t n;
+    std::memcpy(&n, static_cast<const char*>(p) - kHeader, sizeof n);
+    return n;
+  }
+  size_t offset(const void* p) const { return static_cast<size_t>(static_cast<const char*>(p) - base); }
+
+  // The end of a Scope: everything handed out is given back; a few committed pages stay.
+  void reset() {
+    used = 0;
+    last = kNoBlock;
+    size_t want = std::min((touched + kPage - 1) & ~(kPage - 1), kKeepPerThread);
+    if (want > kept) {  // grow what this thread keeps as far as the shared budget allows
+      size_t total = g_kept.load(std::memory_order_relaxed);
+      size_t grant;
+      do {
+        size_t room = total < kKeptBudget ? kKeptBudget - total : 0;
+        grant = std::min(want - kept, room) & ~(kPage - 1);
+      } while (grant && !g_kept.compare_exchange_weak(total, total + grant, std::memory_order_relaxed));
+      kept += grant;
+    }
+    if (touched > kept) {
+#if defined(__linux__)
+      (void)madvise(base + kept, touched - kept, MADV_DONTNEED);
+#endif
+      touched = kept;
+    }
+  }
+  ~Arena() {
+#if defined(__linux__)
+    if (base) munmap(base, kReserve);
+#endif
+    g_kept.fetch_sub(kept, std::memory_order_relaxed);
+  }
+};
+
+thread_local Arena t_arena;
+
+bool compute_enabled() {
+#if defined(TL_PARSE_ARENA_ASAN) || !defined(__linux__)
+  return false;
+#else
+  const char* e = std::getenv("TRAINLINT_PARSE_ARENA");
+  return !(e && (std::string_view(e) == "off" || std::string_view(e) == "0"));
+#endif
+}
+
+}  // namespace
+
+bool enabled() {
+  static const bool on = compute_enabled();
+  return on;
+}
+
+void* allocate(size_t bytes) {
+  Arena& a = t_arena;
+  if (a.active) {
+    if (void* p = a.bump(bytes)) return p;
+    a.overflowed = true;
+  }
+  return system_malloc(bytes);
+}
+
+void* allocate_zeroed(size_t count, size_t size) {
+  Arena& a = t_arena;
+  if (a.active) {
+    size_t bytes = count * size;
+    if (size && bytes / size != count) out_of_memory(~size_t{0});
+    if (void* p = a.bump(bytes)) {
+      std::memset(p, 0, bytes);
+      return p;
+    }
+    a.overflowed = true;
+  }
+  void* p = std::calloc(count, size);
+  if (!p && count && size) out_of_memory(count * size);
+  return p;
+}
+
+void* reallocate(void* p, size_t bytes) {
+  if (!p) return allocate(bytes);
+  Arena& a = t_arena;
+  if (!a.owns(p)) {
+    void* q = std::realloc(p, bytes);
+    if (!q && bytes) out_of_memory(bytes);
+    return q;
+  }
+  size_t old = Arena::size_of(p);
+  size_t at = a.offset(p);
+  if (a.active && at == a.last) {  // the last block grows (or shrinks) where it is
+    size_t end = at + ((bytes + 7) & ~size_t{7});
+    if (end >= at && end <= a.limit) {
+      std::memcpy(static_cast<char*>(p) - kHeader, &bytes, sizeof bytes);
+      a.used = end;
+      if (end > a.peak) a.peak = end;
+      if (end > a.touched) a.touched = end;
+      return p;
+    }
+  }
+  void* q = a.active ? a.bump(bytes) : nullptr;
+  if (!q) {
+    a.overflowed = a.overflowed || a.active;
+    q = system_malloc(bytes);
+  }
+  std::memcpy(q, p, std::min(old, bytes));
+  return q;
+}
+
+void release(void* p) {
+  if (!p) return;
+  Arena& a = t_arena;
+  if (!a.owns(p)) {
+    std::free(p);
+    return;
+  }
+  if (a.offset(p) == a.last) {  // the last block: its room is handed out again
+    a.used = a.last - kHeader;
+    a.last = kNoBlock;
+  }
+}
+
+Scope::Scope() {
+  Arena& a = t_arena;
+  if (a.active) {  // nested: the outer Scope pauses until this one ends
+    a.active = false;
+    paused_outer_ = true;
+    return;
+  }
+  if (!enabled() || !a.reserve()) return;
+  size_t limit = g_limit.load(std::memory_order_relaxed);
+  a.limit = limit && limit < kReserve ? limit : kReserve;
+  a.active = true;
+  a.overflowed = false;
+  a.peak = 0;
+  active_ = true;
+}
+
+Scope::~Scope() {
+  Arena& a = t_arena;
+  if (paused_outer_) a.active = true;
+  if (!active_) return;
+  a.active = false;
+  if (a.overflowed) g_overflows.fetch_add(1, std::memory_order_relaxed);
+  a.reset();
+}
+
+bool Scope::overflowed() const { return active_ && t_arena.overflowed; }
+
+void set_limit_for_testing(size_t bytes) { g_limit.store(bytes, std::memory_order_relaxed); }
+size_t overflow_count() { return g_overflows.load(std::memory_order_relaxed); }
+
+Usage usage() {
+  const Arena& a = t_arena;
+  return {a.used, a.kept, a.peak};
+}
+
+}  // namespace tl::parse_arena
