@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <bit>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -847,16 +848,36 @@ struct ProgramReach {
       }
       for (Function* g : nested[f]) add_fn(g->id);
     }
-    for (uint32_t id : ids) mark[id] = 0;
     for (uint32_t id : filtered) affected[id] = 0;
-    for (uint32_t id : cls_ids) seen_cls[id] = 0;
-    // sorted: a hub's ids are, and what the walk added after them is merged in
-    auto sort_after = [](std::vector<uint32_t>& v, size_t sorted) {
+    // `v` sorted and its marks cleared. A hub's ids are sorted, and what the walk added after them
+    // is sorted and merged in; where the walk added many, the marks are read in order instead
+    // (sorting them was 3% of a cached run after an edit: 270 programs on the torch package).
+    auto sort_and_clear = [](std::vector<uint32_t>& v, size_t sorted, std::vector<char>& marks) {
+      if ((v.size() - sorted) * 64 > marks.size()) {
+        v.clear();
+        const size_t n = marks.size();
+        size_t id = 0;
+        for (; id + 8 <= n; id += 8) {  // eight marks at a time: most words of them are clear
+          uint64_t w;
+          std::memcpy(&w, marks.data() + id, 8);
+          if (w == 0) continue;
+          for (size_t k = 0; k < 8; ++k)
+            if (marks[id + k]) v.push_back(static_cast<uint32_t>(id + k));
+          std::memset(marks.data() + id, 0, 8);
+        }
+        for (; id < n; ++id)
+          if (marks[id]) {
+            v.push_back(static_cast<uint32_t>(id));
+            marks[id] = 0;
+          }
+        return;
+      }
+      for (uint32_t id : v) marks[id] = 0;
       std::sort(v.begin() + static_cast<std::ptrdiff_t>(sorted), v.end());
       std::inplace_merge(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(sorted), v.end());
     };
-    sort_after(ids, hub ? hub->fns.size() : 0);
-    sort_after(cls_ids, hub ? hub->classes.size() : 0);
+    sort_and_clear(ids, hub ? hub->fns.size() : 0, mark);
+    sort_and_clear(cls_ids, hub ? hub->classes.size() : 0, seen_cls);
     p.reached_bits.clear();
     if (ids.size() * 32 > pm.functions_.size()) {  // dense: a bit per function is smaller and faster
       p.reached_bits.assign((pm.functions_.size() + 63) / 64, 0);
