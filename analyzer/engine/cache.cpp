@@ -28,7 +28,7 @@ using nlohmann::json;
 namespace tl::cache {
 namespace {
 
-constexpr uint64_t kFormat = 2;  // bump when an entry's layout or its hash changes
+constexpr uint64_t kFormat = 3;  // bump when an entry's layout or its hash changes
 
 inline uint64_t mix(uint64_t x) {
   x ^= x >> 32;

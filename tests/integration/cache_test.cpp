@@ -309,9 +309,21 @@ TEST(CacheCodec, TreesRoundTripAndDamagedBytesAreRefused) {
       else bad[rng() % bad.size()] ^= static_cast<char>(1 + rng() % 255);
       auto d = tl::py::Tree::decode(src, bad);  // may decode (a flipped symbol is still a tree): must not crash
       if (d) {
+        std::vector<tl::py::NodeId> open;  // the ancestors of node n, with a stack
         for (tl::py::NodeId n = 0; n < d->size(); ++n) {
+          while (!open.empty() && (*d)[open.back()].subtree_end <= n) open.pop_back();
+          ASSERT_EQ((*d)[n].parent, open.empty() ? tl::py::kNone : open.back()) << "the nearest ancestor";
+          open.push_back(n);
           ASSERT_LE((*d)[n].end, src.text().size());
           ASSERT_GT((*d)[n].subtree_end, n);
+          ASSERT_LE((*d)[n].subtree_end, d->size());
+          if (n == 0) {
+            ASSERT_EQ((*d)[n].parent, tl::py::kNone);
+            continue;
+          }
+          tl::py::NodeId p = (*d)[n].parent;
+          ASSERT_LT(p, n);
+          ASSERT_LE((*d)[n].subtree_end, (*d)[p].subtree_end);
         }
       }
     }
