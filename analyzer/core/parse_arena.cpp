@@ -10,6 +10,7 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
+#include <sys/resource.h>
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -54,24 +55,27 @@ struct Arena {
   size_t kept = 0;         // committed memory kept between parses, counted in g_kept
   size_t peak = 0;         // the most `used` reached in the current or last Scope
   size_t last = kNoBlock;  // the payload offset of the last block handed out
-  size_t limit = kReserve; // the Scope's limit on `used`
+  size_t cap = 0;          // the reserved range's size
+  size_t limit = 0;        // the Scope's limit on `used` (at most `cap`)
   bool active = false, overflowed = false, reserve_failed = false;
 
   bool owns(const void* p) const {
-    return base && static_cast<size_t>(static_cast<const char*>(p) - base) < kReserve;
+    return base && static_cast<size_t>(static_cast<const char*>(p) - base) < cap;
   }
   bool reserve() {
 #if defined(__linux__)
     if (base) return true;
     if (reserve_failed) return false;
-    void* p = mmap(nullptr, kReserve, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    const size_t want = kReserve;
+    void* p = mmap(nullptr, want, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
       reserve_failed = true;
       return false;
     }
     base = static_cast<char*>(p);
+    cap = want;
 #if defined(MADV_HUGEPAGE)
-    (void)madvise(base, kReserve, MADV_HUGEPAGE);
+    (void)madvise(base, cap, MADV_HUGEPAGE);
 #endif
     return true;
 #else
@@ -120,7 +124,7 @@ struct Arena {
   }
   ~Arena() {
 #if defined(__linux__)
-    if (base) munmap(base, kReserve);
+    if (base) munmap(base, cap);
 #endif
     g_kept.fetch_sub(kept, std::memory_order_relaxed);
   }
@@ -133,7 +137,14 @@ bool compute_enabled() {
   return false;
 #else
   const char* e = std::getenv("TRAINLINT_PARSE_ARENA");
-  return !(e && (std::string_view(e) == "off" || std::string_view(e) == "0"));
+  if (e && (std::string_view(e) == "off" || std::string_view(e) == "0")) return false;
+  // Under a limit on address space (`ulimit -v`, common on shared clusters) the reserved ranges
+  // would take room the run needs (its threads' stacks and malloc's heaps are address space too):
+  // measured at 3 GB and -j 4, giving the ranges a quarter of the limit made malloc fail. Parses
+  // use malloc there, as they did before the arena.
+  rlimit rl{};
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) return false;
+  return true;
 #endif
 }
 
@@ -220,7 +231,7 @@ Scope::Scope() {
   }
   if (!enabled() || !a.reserve()) return;
   size_t limit = g_limit.load(std::memory_order_relaxed);
-  a.limit = limit && limit < kReserve ? limit : kReserve;
+  a.limit = limit && limit < a.cap ? limit : a.cap;
   a.active = true;
   a.overflowed = false;
   a.peak = 0;
