@@ -144,6 +144,14 @@ bool compute_enabled() {
   // use malloc there, as they did before the arena.
   rlimit rl{};
   if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) return false;
+  // Under strict overcommit (vm.overcommit_memory = 2) the kernel charges a reservation whole,
+  // MAP_NORESERVE or not: a few threads' ranges would use up the commit limit that malloc needs.
+  if (FILE* f = std::fopen("/proc/sys/vm/overcommit_memory", "r")) {
+    int mode = 0;
+    bool strict = std::fscanf(f, "%d", &mode) == 1 && mode == 2;
+    std::fclose(f);
+    if (strict) return false;
+  }
   return true;
 #endif
 }

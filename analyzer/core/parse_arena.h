@@ -15,7 +15,9 @@
 //
 // Outside a Scope, and for pointers outside the range (memory from before, or from another
 // thread), the functions are malloc's. Off under AddressSanitizer (so that it checks tree-sitter's
-// memory as before), and when TRAINLINT_PARSE_ARENA=off is set (for side-by-side measurements).
+// memory as before), under a limit on address space (`ulimit -v`) or strict overcommit (where the
+// reserved ranges would take room the run needs), and when TRAINLINT_PARSE_ARENA=off is set (for
+// side-by-side measurements).
 #pragma once
 #include <cstddef>
 
