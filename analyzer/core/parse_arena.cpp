@@ -82,17 +82,28 @@ struct Arena {
     return false;
 #endif
   }
-  // A block of `bytes` at the end, or null when the range is full.
-  void* bump(size_t bytes) {
-    size_t need = kHeader + ((bytes + 7) & ~size_t{7});
-    if (need < bytes || limit - used < need) return nullptr;
-    char* block = base + used;
-    std::memcpy(block, &bytes, sizeof bytes);
-    last = used + kHeader;
-    used += need;
+  // The end of `bytes` of payload at offset `at`, rounded up to whole words; 0 where it would
+  // pass the Scope's limit (`at` is at most the limit).
+  size_t end_of(size_t at, size_t bytes) const {
+    if (bytes > limit - at) return 0;
+    size_t end = at + ((bytes + 7) & ~size_t{7});
+    return end <= limit ? end : 0;
+  }
+  // The payload at `at` (the last block) becomes `bytes` long, ending at `end`.
+  void set_last(size_t at, size_t bytes, size_t end) {
+    std::memcpy(base + at - kHeader, &bytes, sizeof bytes);
+    last = at;
+    used = end;
     if (used > peak) peak = used;
     if (used > touched) touched = used;
-    return block + kHeader;
+  }
+  // A block of `bytes` at the end, or null when the range is full.
+  void* bump(size_t bytes) {
+    if (kHeader > limit - used) return nullptr;
+    size_t at = used + kHeader, end = end_of(at, bytes);
+    if (!end) return nullptr;
+    set_last(at, bytes, end);
+    return base + at;
   }
   static size_t size_of(const void* p) {
     size_t n;
@@ -198,16 +209,11 @@ void* reallocate(void* p, size_t bytes) {
   }
   size_t old = Arena::size_of(p);
   size_t at = a.offset(p);
-  if (a.active && at == a.last) {  // the last block grows (or shrinks) where it is
-    size_t end = at + ((bytes + 7) & ~size_t{7});
-    if (end >= at && end <= a.limit) {
-      std::memcpy(static_cast<char*>(p) - kHeader, &bytes, sizeof bytes);
-      a.used = end;
-      if (end > a.peak) a.peak = end;
-      if (end > a.touched) a.touched = end;
+  if (a.active && at == a.last)  // the last block grows (or shrinks) where it is
+    if (size_t end = a.end_of(at, bytes)) {
+      a.set_last(at, bytes, end);
       return p;
     }
-  }
   void* q = a.active ? a.bump(bytes) : nullptr;
   if (!q) {
     a.overflowed = a.overflowed || a.active;

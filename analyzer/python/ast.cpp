@@ -312,7 +312,7 @@ std::optional<Tree> parse_pieces(const SourceFile& src, size_t chunk, unsigned t
       piece = Piece{};
       Access::build_piece(piece.tree, src, merged->get(), grammar(), static_cast<uint32_t>(starts[k]));
       merged.reset();
-    } else if (!piece.converted || merged) {
+    } else if (!piece.converted) {
       return std::nullopt;  // the parser gave up: Tree::parse reports it for the whole file
     }
     Access::append(t, piece.tree, nodes_hint);
