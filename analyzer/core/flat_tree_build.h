@@ -22,6 +22,7 @@ extern "C" {
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -174,11 +175,9 @@ class FreshParse {
 template <class K, class F>
 struct TreeAccess {
   // Fills `t` (empty) from a tree-sitter tree of `src`; a null tree (the parser gave up) becomes
-  // one error. The nodes are gathered in this thread's scratch array and copied into one of
-  // exactly their size: a tree's array is never over-allocated
-  // (estimating the count from the text's length over- or under-shot by half, and growing by
-  // doubling held both the old and the new array at once), and the scratch's pages, touched once,
-  // serve every file the thread converts.
+  // one error. The nodes are gathered in a Scratch and copied into an array of exactly their size:
+  // a tree's array is never over-allocated (estimating the count from the text's length over- or
+  // under-shot by half, and growing by doubling held both the old and the new array at once).
   // `by_cursor`: copied through the public TSTreeCursor, the reference the tests compare with.
   static void build(Tree<K, F>& t, const SourceFile& src, const TSTree* tree, const Grammar<K, F>& g,
                     bool by_cursor = false) {
@@ -187,18 +186,13 @@ struct TreeAccess {
       t.errors_.emplace_back(0, "the parser gave up on this file");
       return;
     }
-    thread_local std::vector<Node<K, F>> scratch;
-    scratch.clear();
-    std::swap(t.nodes_, scratch);  // t.nodes_: the scratch's capacity; scratch: t's empty array
+    Scratch scratch(src.text().size() / 4 + 64);
     if (by_cursor) walk_cursor(t, ts_tree_root_node(tree), g, 0);
-    else walk(t, tree, g, 0);
-    reserve_with_huge_pages(scratch, t.nodes_.size());  // scratch: t's empty array, now of exactly the size needed
-    scratch.assign(t.nodes_.begin(), t.nodes_.end());
-    std::swap(t.nodes_, scratch);
-    // a large file's scratch is not kept for the rest of the run (64K nodes: 1.5 MB; most files
-    // have fewer, so the pages are reused)
-    constexpr size_t kKeep = size_t{1} << 16;
-    if (scratch.capacity() > kKeep) std::vector<Node<K, F>>().swap(scratch);
+    else walk(scratch, t, tree, g, 0);
+    if (!by_cursor) {
+      reserve_with_huge_pages(t.nodes_, scratch.size());
+      t.nodes_.assign(scratch.begin(), scratch.end());
+    }
   }
   // For a file parsed in pieces cut at top-level statements, whose trees together are the whole
   // file's: `piece` (empty) becomes the tree of the piece of `src` that starts at byte `offset`
@@ -209,7 +203,7 @@ struct TreeAccess {
     piece.src_ = &src;
     TSNode root = ts_tree_root_node(tree);
     reserve_with_huge_pages(piece.nodes_, ts_node_end_byte(root) / 4 + 64);  // about the nodes of Python text
-    walk(piece, tree, g, offset);
+    walk(piece.nodes_, piece, tree, g, offset);
   }
   // Appends `piece` (build_piece) to `t`: the first piece is copied whole (with room reserved for
   // the whole file's nodes, `nodes_hint`), a later one's root is left out and the children of its
@@ -238,6 +232,39 @@ struct TreeAccess {
   static void set_source(Tree<K, F>& t, const SourceFile* src) { t.src_ = src; }
 
  private:
+  // The nodes of one walk, before their copy. Its memory comes through the parse arena's functions:
+  // inside the Scope of the parse (FreshParse) it is the arena's last block, so it grows where it
+  // is, without a copy, and its pages are given back with the tree-sitter tree's when the Scope
+  // ends; outside a Scope it is malloc's. It was a per-thread std::vector: a large file's scratch
+  // then stayed in that thread's malloc heap for the rest of the run, one of the things that made
+  // peak memory grow with the number of threads.
+  class Scratch {
+   public:
+    using N = Node<K, F>;
+    static_assert(std::is_trivially_copyable_v<N>, "moved by realloc");
+    explicit Scratch(size_t hint) : cap_(std::max<size_t>(hint, 64)) {
+      data_ = static_cast<N*>(parse_arena::allocate(cap_ * sizeof(N)));
+    }
+    ~Scratch() { parse_arena::release(data_); }
+    Scratch(const Scratch&) = delete;
+    Scratch& operator=(const Scratch&) = delete;
+    size_t size() const { return size_; }
+    N& operator[](size_t i) { return data_[i]; }
+    void push_back(const N& n) {
+      if (__builtin_expect(size_ == cap_, 0)) {
+        cap_ *= 2;
+        data_ = static_cast<N*>(parse_arena::reallocate(data_, cap_ * sizeof(N)));
+      }
+      data_[size_++] = n;
+    }
+    const N* begin() const { return data_; }
+    const N* end() const { return data_ + size_; }
+
+   private:
+    N* data_ = nullptr;
+    size_t size_ = 0, cap_ = 0;
+  };
+
   struct CursorGuard {
     TSTreeCursor c;
     explicit CursorGuard(TSNode n) : c(ts_tree_cursor_new(n)) {}
@@ -273,7 +300,8 @@ struct TreeAccess {
   // - field: none for an extra; else the parent production's non-inherited field at the child's
   //   structural index; else, below a hidden parent, the field that parent would get, up to the
   //   nearest visible ancestor.
-  static void walk(Tree<K, F>& t, const TSTree* tree, const Grammar<K, F>& g, uint32_t offset) {
+  template <class Nodes>
+  static void walk(Nodes& nodes, Tree<K, F>& t, const TSTree* tree, const Grammar<K, F>& g, uint32_t offset) {
     const TSLanguage* lang = g.lang;
     auto public_symbol = [lang](TSSymbol s) { return s == ts_builtin_sym_error ? s : lang->public_symbol_map[s]; };
     auto note_missing = [&](Subtree c, TSSymbol alias, uint32_t start) {
@@ -292,8 +320,8 @@ struct TreeAccess {
       nd.named = alias ? lang->symbol_metadata[alias].named : ts_subtree_named(c);
       nd.field = fid < g.field_by_id.size() ? g.field_by_id[fid] : F::None;
       nd.parent = parent;
-      NodeId id = static_cast<NodeId>(t.nodes_.size());
-      t.nodes_.push_back(nd);
+      NodeId id = static_cast<NodeId>(nodes.size());
+      nodes.push_back(nd);
       if (__builtin_expect(is_error, 0)) t.errors_.emplace_back(nd.start, "syntax error");
       else note_missing(c, alias, start);
       return id;
@@ -319,14 +347,14 @@ struct TreeAccess {
     const uint32_t root_start = offset + padding_bytes(root);
     const NodeId rid = emit(root, 0, public_symbol(ts_subtree_symbol(root)), root_start, 0, kNone);
     if (!has_visible_nodes(root)) {
-      t.nodes_[rid].subtree_end = rid + 1;
+      nodes[rid].subtree_end = rid + 1;
       return;
     }
     push(root, root_start, rid, 0, true);
     while (!stack.empty()) {
       Frame& f = stack.back();
       if (f.i == f.n) {
-        if (f.owner_visible) t.nodes_[f.owner].subtree_end = static_cast<NodeId>(t.nodes_.size());
+        if (f.owner_visible) nodes[f.owner].subtree_end = static_cast<NodeId>(nodes.size());
         stack.pop_back();
         continue;
       }
@@ -353,7 +381,7 @@ struct TreeAccess {
         }
         const NodeId id = emit(c, alias, sym, start, fid, f.owner);  // `f` stays valid: nothing pushed yet
         if (has_nodes) push(c, start, id, 0, true);
-        else t.nodes_[id].subtree_end = id + 1;
+        else nodes[id].subtree_end = id + 1;
       } else if (has_nodes) {
         // a hidden node: its visible nodes are the owner's children
         const TSFieldId inherited = extra ? 0 : (fid ? fid : f.inherited);
