@@ -7,7 +7,11 @@
 // heap 64 MiB at a time so that whole 2 MiB pages fit in it. Side by side on the torch tree
 // (bench/README.md, "glibc tuned"): -j 1 19% faster, -j 2 23%, peak RSS about the same. glibc
 // reads its tunables only from the environment at start, hence the one re-execution (about a
-// millisecond).
+// millisecond). arena_max=4: glibc gives each thread a heap of its own (up to 8 per core), and
+// each heap keeps what its thread freed, its huge pages partly used: at -j 16 on the torch tree
+// that was 10-12 MB of peak memory for no measured speed (bench/README.md, "Memory by thread
+// count"); the analysis threads beyond four share heaps, each small allocation still served
+// from the thread's own cache (tcache) first.
 #include "analyzer/cli/malloc_tuning.h"
 
 #include <unistd.h>
@@ -22,7 +26,7 @@
 namespace tl::cli {
 namespace {
 
-constexpr const char* kTunables = "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864";
+constexpr const char* kTunables = "glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864:glibc.malloc.arena_max=4";
 // set in the re-executed process's environment only, and removed by it at once
 constexpr const char* kMarker = "TRAINLINT_MALLOC_TUNED";        // "1": this process was re-executed
 constexpr const char* kCallers = "TRAINLINT_CALLER_GLIBC_TUNABLES";  // the caller's GLIBC_TUNABLES, when set

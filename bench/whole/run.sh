@@ -82,7 +82,7 @@ for ((j = 2; j < cores; j *= 2)); do jobs+=("$j"); done
 [ "$cores" -gt 1 ] && jobs+=("$cores")
 # the bare parse twice: with glibc's defaults, and with the malloc tunables a trainlint lint run
 # gives itself (analyzer/cli/malloc_tuning.cpp; docs/install.md, "The allocator")
-tuned="GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864"
+tuned="GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864:glibc.malloc.arena_max=4"
 names=(bare-parse bare-parse-tuned) cmds=("$bare $input" "env $tuned $bare $input")
 for j in "${jobs[@]}"; do names+=("trainlint-j$j"); cmds+=("$tl --quiet --no-cache -j $j $input"); done
 args=()

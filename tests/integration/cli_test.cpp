@@ -748,8 +748,10 @@ TEST(CliMalloc, ALintRunIsTunedAndTheProgramsItStartsSeeTheCallersEnvironment) {
     const char* says;      // what TRAINLINT_TIMING shows about malloc
     const char* git_sees;  // GLIBC_TUNABLES in the program started (then the two markers: unset)
   } cases[] = {
-      {"", "malloc: tuned (glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864); GLIBC_TUNABLES for the programs "
-           "trainlint starts: unset", "unset"},
+      {"",
+       "malloc: tuned (glibc.malloc.hugetlb=1:glibc.malloc.top_pad=67108864:glibc.malloc.arena_max=4); "
+       "GLIBC_TUNABLES for the programs trainlint starts: unset",
+       "unset"},
       {"GLIBC_TUNABLES=glibc.rtld.optional_static_tls=1024 ", "starts: 'glibc.rtld.optional_static_tls=1024'",
        "glibc.rtld.optional_static_tls=1024"},
       {"GLIBC_TUNABLES=glibc.malloc.arena_max=2 ", "malloc: the caller's GLIBC_TUNABLES, which tunes malloc, kept",
