@@ -125,6 +125,11 @@ add_library(tree_sitter_python STATIC ${TS_PYTHON_SRC}/parser.c ${TS_PYTHON_SCAN
 target_include_directories(tree_sitter_python PRIVATE ${TS_PYTHON_SRC})
 set_target_properties(tree_sitter_python PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
 target_compile_options(tree_sitter_python PRIVATE -w -O2)
+# The external scanners allocate through the runtime's allocator (the one trainlint gives it,
+# analyzer/core/parse_arena.h), not malloc: their arrays grow without a check of what malloc
+# returns, so under a memory limit (`ulimit -v`) a refused block was a segmentation fault in the
+# scanner; the runtime's allocator ends the run with a message instead.
+target_compile_definitions(tree_sitter_python PRIVATE TREE_SITTER_REUSE_ALLOCATOR)
 
 # The Python grammar exactly as fetched, its symbols renamed (tree_sitter_python_upstream), for
 # the test that parses with both and requires the same trees (tests/unit/python_scanner_test.cpp)
@@ -151,6 +156,7 @@ add_library(tree_sitter_cpp STATIC ${TS_CPP_SRC}/parser.c ${TS_CPP_SRC}/scanner.
 target_include_directories(tree_sitter_cpp PRIVATE ${TS_CPP_SRC})
 set_target_properties(tree_sitter_cpp PROPERTIES C_STANDARD 11 POSITION_INDEPENDENT_CODE ON)
 target_compile_options(tree_sitter_cpp PRIVATE -w -O2)
+target_compile_definitions(tree_sitter_cpp PRIVATE TREE_SITTER_REUSE_ALLOCATOR)  # as tree_sitter_python's
 # The generated parsers are parse tables (17 MB of C for C++): sanitizing them buys nothing and
 # costs minutes of a sanitized build. The hand-written external scanners stay sanitized.
 if(TRAINLINT_SANITIZE)

@@ -11,11 +11,13 @@
 #include <iterator>
 #include <map>
 #include <memory>
+#include <new>
 #include <sstream>
 #include <vector>
 
 #include "analyzer/core/baseline.h"
 #include "analyzer/core/fix.h"
+#include "analyzer/core/parallel.h"
 #include "analyzer/python/add_noqa.h"
 #include "analyzer/python/syntax.h"
 #include "analyzer/python/ast.h"
@@ -267,6 +269,13 @@ int run_lint(LintCommand& c) {
   } keep_model{res};
   try {
     res = lint_paths(c.paths, c.lint);
+  } catch (const std::bad_alloc&) {
+    std::cerr << "trainlint: error: out of memory; fewer threads (-j) or a higher memory limit would leave the run "
+                 "room\n";
+    return 2;
+  } catch (const ThreadStartError& e) {
+    std::cerr << "trainlint: error: " << e.what() << " (the system is out of threads or memory)\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "trainlint: internal error: " << e.what() << "\n";
     return 2;

@@ -14,6 +14,8 @@
 // from the thread's own cache (tcache) first.
 #include "analyzer/cli/malloc_tuning.h"
 
+#include <malloc.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -73,6 +75,16 @@ void tune_malloc(int argc, char** argv) {
   const char* callers = std::getenv("GLIBC_TUNABLES");
   if (callers && std::strstr(callers, "glibc.malloc.")) {
     say("the caller's GLIBC_TUNABLES, which tunes malloc, kept as it is");
+    return;
+  }
+  // Under a limit on address space (`ulimit -v`) the tuning is the wrong trade: each 64 MiB
+  // top_pad, and each thread's heap (64 MiB of address space reserved), count against the limit.
+  // One heap, grown as little as glibc grows it, lets a run fit in the least room (a run on the
+  // Python fixtures at -j 2 needed about 250 MB tuned, 180 MB so; tests/stress).
+  rlimit rl{};
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    mallopt(M_ARENA_MAX, 1);
+    say("glibc's defaults and one heap (a limit on address space is set)");
     return;
   }
   std::string tunables = callers && *callers ? std::string(callers) + ":" + kTunables : kTunables;

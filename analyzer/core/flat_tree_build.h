@@ -115,10 +115,11 @@ struct Grammar {
 };
 
 // Gives tree-sitter the parse arena's allocator (analyzer/core/parse_arena.h), once, before the
-// first parser exists (every parser is made below), where the arena is enabled.
+// first parser exists (every parser is made below). Also where the arena is off (it is then
+// malloc's): tree-sitter's own allocator aborts the process when memory runs out, the arena's
+// functions end it with a message that says what to do.
 inline void install_parse_allocator() {
   static const bool installed = [] {
-    if (!parse_arena::enabled()) return false;
     ts_set_allocator(parse_arena::allocate, parse_arena::allocate_zeroed, parse_arena::reallocate,
                      parse_arena::release);
     return true;

@@ -1,7 +1,9 @@
 #include "analyzer/core/parallel.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
 
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <stdexcept>
@@ -14,6 +16,16 @@ thread_local bool t_analysis = false;
 }
 
 bool on_analysis_thread() { return t_analysis; }
+
+size_t analysis_stack_bytes() {
+  static const size_t bytes = [] {
+    rlimit rl{};
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return kAnalysisStackBytes;
+    const size_t floor = size_t{4} << 20;
+    return std::clamp(static_cast<size_t>(rl.rlim_cur) / 64, floor, kAnalysisStackBytes);
+  }();
+  return bytes;
+}
 
 struct AnalysisThread::State {
   std::function<void()> fn;
@@ -37,14 +49,14 @@ AnalysisThread::AnalysisThread(std::function<void()> fn) : s_(new State) {
   s_->fn = std::move(fn);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  int rc = pthread_attr_setstacksize(&attr, kAnalysisStackBytes);
+  int rc = pthread_attr_setstacksize(&attr, analysis_stack_bytes());
   if (rc == 0) rc = pthread_create(&s_->id, &attr, &State::entry, s_);
   pthread_attr_destroy(&attr);
   if (rc != 0) rc = pthread_create(&s_->id, nullptr, &State::entry, s_);  // address space is short
   if (rc != 0) {
     delete s_;
     s_ = nullptr;
-    throw std::runtime_error(std::string("cannot start an analysis thread: ") + std::strerror(rc));
+    throw ThreadStartError(std::string("cannot start an analysis thread: ") + std::strerror(rc));
   }
 }
 

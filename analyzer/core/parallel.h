@@ -11,11 +11,23 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <stdexcept>
 #include <vector>
 
 namespace tl {
 
 inline constexpr size_t kAnalysisStackBytes = size_t{256} << 20;
+// The stack each AnalysisThread asks for: kAnalysisStackBytes, or under a limit on address space
+// (`ulimit -v`), where every thread's stack is counted whole against that limit, a 64th of the
+// limit (at least 4 MiB). The walks bound their own depth (analyzer/python/collect.cpp's
+// kMaxDepth and the like): the 5,000-deep stress files need under 1 MiB in a release build; the
+// large default is for sanitizer builds, whose frames are several times larger.
+size_t analysis_stack_bytes();
+
+// Thrown where not even one analysis thread can be started (threads or memory exhausted).
+struct ThreadStartError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // A joinable thread whose stack is kAnalysisStackBytes (or the system default where that much
 // address space cannot be had). An exception that leaves fn is rethrown by join().
@@ -54,7 +66,14 @@ void parallel_for(size_t n, unsigned threads, Fn&& fn) {
   unsigned k = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(n)));
   std::vector<AnalysisThread> pool;
   pool.reserve(k);
-  for (unsigned w = 0; w < k; ++w) pool.emplace_back(drain);
+  for (unsigned w = 0; w < k; ++w) {
+    try {
+      pool.emplace_back(drain);
+    } catch (const ThreadStartError&) {
+      if (pool.empty()) throw;
+      break;  // threads or memory ran short: the threads started share the work
+    }
+  }
   for (auto& th : pool) th.join();
 }
 

@@ -37,9 +37,15 @@ constexpr size_t kNoBlock = ~size_t{0};
 std::atomic<size_t> g_kept{0};
 std::atomic<size_t> g_limit{0}, g_overflows{0};  // set_limit_for_testing, overflow_count
 
+// tree-sitter cannot go on without the block (it has no failure path): the process ends, as an
+// error (exit status 2), not a crash.
 [[noreturn]] void out_of_memory(size_t bytes) {
-  std::fprintf(stderr, "trainlint: out of memory (the parser asked for %zu bytes)\n", bytes);
-  std::abort();
+  std::fprintf(stderr,
+               "trainlint: error: out of memory (the parser asked for %zu bytes); fewer threads (-j) or a higher "
+               "memory limit would leave it room\n",
+               bytes);
+  std::fflush(stderr);
+  std::_Exit(2);
 }
 
 void* system_malloc(size_t bytes) {

@@ -17,7 +17,8 @@
 // thread), the functions are malloc's. Off under AddressSanitizer (so that it checks tree-sitter's
 // memory as before), under a limit on address space (`ulimit -v`) or strict overcommit (where the
 // reserved ranges would take room the run needs), and when TRAINLINT_PARSE_ARENA=off is set (for
-// side-by-side measurements).
+// side-by-side measurements): the functions are then malloc's alone. Where malloc fails they end
+// the process with a message and exit status 2 (tree-sitter has no way to go on without a block).
 #pragma once
 #include <cstddef>
 

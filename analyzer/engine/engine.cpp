@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -813,9 +814,14 @@ LintResult analyse(std::vector<std::unique_ptr<SourceFile>> files, std::vector<b
       // With threads to spare the two halves, which share nothing but the options and the
       // configurations they read, run side by side: the C++ half no longer waits for the Python
       // link passes, which are partly serial.
-      AnalysisThread beside(cpp_half);
+      std::optional<AnalysisThread> beside;
+      try {
+        beside.emplace(cpp_half);
+      } catch (const ThreadStartError&) {  // threads or memory ran short: one after the other
+      }
       res = analyse_python(std::move(py_files), std::move(py_target), std::move(py_infos), opts, cs);
-      beside.join();
+      if (beside) beside->join();
+      else cpp_half();
     }
     // merged as the serial order gave it: the C++ half's messages after the Python half's
     res.messages.insert(res.messages.end(), std::make_move_iterator(cpp_res.messages.begin()),

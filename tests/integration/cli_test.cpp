@@ -773,6 +773,17 @@ TEST(CliMalloc, ALintRunIsTunedAndTheProgramsItStartsSeeTheCallersEnvironment) {
     if (first_out.empty()) first_out = r.out;
     EXPECT_EQ(r.out, first_out) << c.env;
   }
+#if !defined(__SANITIZE_ADDRESS__)  // ASan's shadow memory does not fit under a limit on address space
+  // under a limit on address space: not re-executed, glibc's defaults with one heap (docs/hardening.md)
+  fs::remove(seen);
+  CliResult limited = run_cli("--select TL101 --diff-base HEAD --no-cache .", repo.string(), "/dev/null",
+                              "ulimit -v 4000000 && env -u GLIBC_TUNABLES -u TRAINLINT_MALLOC TRAINLINT_TIMING=1 " + path);
+  EXPECT_EQ(limited.rc, 0) << limited.err;
+  EXPECT_TRUE(contains(limited.err, "malloc: glibc's defaults and one heap (a limit on address space is set)"))
+      << limited.err;
+  EXPECT_EQ(tl::test::read_file(seen).substr(0, 6), "unset|") << "git saw tunables";
+  EXPECT_EQ(limited.out, first_out);
+#endif
   // the other subcommands are not re-executed
   CliResult r = run_cli("rules", repo.string(), "/dev/null", "env -u GLIBC_TUNABLES TRAINLINT_TIMING=1 ");
   EXPECT_EQ(r.rc, 0);

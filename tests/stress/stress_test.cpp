@@ -200,4 +200,42 @@ TEST(Stress, ALimitOnAddressSpaceLeavesTheRunRoom) {
 #endif
 }
 
+
+// Under limits on address space too small for the run as trainlint tunes it, and at thread
+// counts whose stacks alone would not fit: the findings of a run with room, or exit status 2 with
+// a message that says memory or threads ran out; never a signal (tree-sitter's default allocator
+// aborted, and the Python grammar's scanner dereferenced a refused block).
+TEST(Stress, TightLimitsOnAddressSpaceEndInResultsOrAClearError) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory does not fit under a limit on address space";
+#else
+  const std::string dir = "tests/fixtures/python";
+  CliResult free_run = run_cli("--no-cache -j 2 --format json " + dir);
+  ASSERT_EQ(free_run.rc, 1) << free_run.err.substr(0, 2000);
+  int completed = 0;
+  for (const char* kb : {"100000", "150000", "250000"}) {
+    for (const char* jobs : {"1", "2", "16"}) {
+      CliResult r = run_cli(std::string("--no-cache -j ") + jobs + " --format json " + dir, tl::test::source_dir(),
+                            "/dev/null", std::string("ulimit -v ") + kb + " && ");
+      const std::string what = std::string(kb) + " KB, -j " + jobs + ": rc " + std::to_string(r.rc) + ": ";
+      ASSERT_TRUE(r.rc == 1 || r.rc == 2) << what << r.err.substr(0, 2000);
+      if (r.rc == 1) {
+        ++completed;
+        EXPECT_TRUE(r.out == free_run.out) << what << "the findings differ from a run without a limit";
+      } else {
+        EXPECT_TRUE(contains(r.err, "out of memory") || contains(r.err, "cannot start an analysis thread"))
+            << what << r.err.substr(0, 2000);
+        EXPECT_FALSE(contains(r.err, "internal error")) << what << r.err.substr(0, 2000);
+      }
+    }
+  }
+  // with the malloc tuning left out under a limit, smaller stacks and one heap, a run of one or
+  // two threads fits in 150 MB (it needed about 250 MB tuned)
+  EXPECT_GE(completed, 5);
+  CliResult two = run_cli("--no-cache -j 2 --format json " + dir, tl::test::source_dir(), "/dev/null",
+                          "ulimit -v 150000 && ");
+  EXPECT_EQ(two.rc, 1) << two.err.substr(0, 2000);
+#endif
+}
+
 }  // namespace
