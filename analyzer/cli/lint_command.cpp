@@ -17,6 +17,7 @@
 
 #include "analyzer/core/baseline.h"
 #include "analyzer/core/fix.h"
+#include "analyzer/core/limits.h"
 #include "analyzer/core/parallel.h"
 #include "analyzer/python/add_noqa.h"
 #include "analyzer/python/syntax.h"
@@ -270,8 +271,7 @@ int run_lint(LintCommand& c) {
   try {
     res = lint_paths(c.paths, c.lint);
   } catch (const std::bad_alloc&) {
-    std::cerr << "trainlint: error: out of memory; fewer threads (-j) or a higher memory limit would leave the run "
-                 "room\n";
+    std::cerr << "trainlint: error: out of memory; " << kOutOfMemoryAdvice << "\n";
     return 2;
   } catch (const ThreadStartError& e) {
     std::cerr << "trainlint: error: " << e.what() << " (the system is out of threads or memory)\n";

@@ -15,7 +15,6 @@
 #include "analyzer/cli/malloc_tuning.h"
 
 #include <malloc.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +23,8 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+
+#include "analyzer/core/limits.h"
 
 namespace tl::cli {
 namespace {
@@ -81,8 +82,7 @@ void tune_malloc(int argc, char** argv) {
   // top_pad, and each thread's heap (64 MiB of address space reserved), count against the limit.
   // One heap, grown as little as glibc grows it, lets a run fit in the least room (a run on the
   // Python fixtures at -j 2 needed about 250 MB tuned, 180 MB so; tests/stress).
-  rlimit rl{};
-  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+  if (address_space_limit()) {
     mallopt(M_ARENA_MAX, 1);
     say("glibc's defaults and one heap (a limit on address space is set)");
     return;

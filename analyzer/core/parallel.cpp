@@ -1,7 +1,8 @@
 #include "analyzer/core/parallel.h"
 
+#include "analyzer/core/limits.h"
+
 #include <pthread.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstring>
@@ -18,13 +19,8 @@ thread_local bool t_analysis = false;
 bool on_analysis_thread() { return t_analysis; }
 
 size_t analysis_stack_bytes() {
-  static const size_t bytes = [] {
-    rlimit rl{};
-    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return kAnalysisStackBytes;
-    const size_t floor = size_t{4} << 20;
-    return std::clamp(static_cast<size_t>(rl.rlim_cur) / 64, floor, kAnalysisStackBytes);
-  }();
-  return bytes;
+  const std::optional<size_t> limit = address_space_limit();
+  return limit ? std::clamp(*limit / 64, size_t{4} << 20, kAnalysisStackBytes) : kAnalysisStackBytes;
 }
 
 struct AnalysisThread::State {

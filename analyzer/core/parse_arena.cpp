@@ -1,5 +1,7 @@
 #include "analyzer/core/parse_arena.h"
 
+#include "analyzer/core/limits.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -10,7 +12,6 @@
 
 #if defined(__linux__)
 #include <sys/mman.h>
-#include <sys/resource.h>
 #endif
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -40,10 +41,8 @@ std::atomic<size_t> g_limit{0}, g_overflows{0};  // set_limit_for_testing, overf
 // tree-sitter cannot go on without the block (it has no failure path): the process ends, as an
 // error (exit status 2), not a crash.
 [[noreturn]] void out_of_memory(size_t bytes) {
-  std::fprintf(stderr,
-               "trainlint: error: out of memory (the parser asked for %zu bytes); fewer threads (-j) or a higher "
-               "memory limit would leave it room\n",
-               bytes);
+  std::fprintf(stderr, "trainlint: error: out of memory (the parser asked for %zu bytes); %s\n", bytes,
+               kOutOfMemoryAdvice);
   std::fflush(stderr);
   std::_Exit(2);
 }
@@ -159,8 +158,7 @@ bool compute_enabled() {
   // would take room the run needs (its threads' stacks and malloc's heaps are address space too):
   // measured at 3 GB and -j 4, giving the ranges a quarter of the limit made malloc fail. Parses
   // use malloc there, as they did before the arena.
-  rlimit rl{};
-  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) return false;
+  if (address_space_limit()) return false;
   // Under strict overcommit (vm.overcommit_memory = 2) the kernel charges a reservation whole,
   // MAP_NORESERVE or not: a few threads' ranges would use up the commit limit that malloc needs.
   if (FILE* f = std::fopen("/proc/sys/vm/overcommit_memory", "r")) {
