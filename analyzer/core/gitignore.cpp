@@ -66,30 +66,54 @@ const GitIgnore::Rules* GitIgnore::info_exclude(const fs::path& root) {
   return it->second.get();
 }
 
-bool GitIgnore::ignored(const fs::path& abs, bool is_dir) {
-  if (!abs.has_parent_path()) return false;
-  fs::path dir = abs.parent_path();
+const GitIgnore::Folder& GitIgnore::folder(const fs::path& dir) {
+  std::string key = dir.generic_string();
+  auto it = folders_.find(key);
+  if (it != folders_.end()) return *it->second;
+  auto f = std::make_unique<Folder>();
   const fs::path& root = repo_root(dir);
-  if (root.empty()) return false;
-  if (abs.filename() == ".git") return true;
-  // pattern files from the root down to `dir`: lowest precedence first
-  std::vector<const Rules*> files;
-  if (auto* r = info_exclude(root)) files.push_back(r);
-  std::vector<fs::path> chain;
-  for (fs::path d = dir;; d = d.parent_path()) {
-    chain.push_back(d);
-    if (d == root || !d.has_parent_path() || d.parent_path() == d) break;
+  if (!root.empty()) {
+    f->in_repository = true;
+    // pattern files from the root down to `dir`: lowest precedence first
+    std::vector<const Rules*> files;
+    if (auto* r = info_exclude(root)) files.push_back(r);
+    std::vector<fs::path> chain;
+    for (fs::path d = dir;; d = d.parent_path()) {
+      chain.push_back(d);
+      if (d == root || !d.has_parent_path() || d.parent_path() == d) break;
+    }
+    for (auto it2 = chain.rbegin(); it2 != chain.rend(); ++it2)
+      if (auto* r = rules_of(*it2)) files.push_back(r);
+    for (auto* r : files) {
+      // an entry's path relative to the file's folder is this prefix and its name
+      std::string base = r->base.generic_string();
+      if (key == base) {
+        f->rules.emplace_back(r, std::string());
+        continue;
+      }
+      std::string rel = relative_below(dir, r->base);
+      if (!rel.empty()) f->rules.emplace_back(r, rel + '/');
+    }
   }
-  for (auto it = chain.rbegin(); it != chain.rend(); ++it)
-    if (auto* r = rules_of(*it)) files.push_back(r);
+  return *folders_.emplace(std::move(key), std::move(f)).first->second;
+}
+
+bool GitIgnore::ignored_in(const Folder& f, std::string_view name, bool is_dir) {
+  if (!f.in_repository) return false;
+  if (name == ".git") return true;
   bool out = false;
-  for (auto* r : files) {
-    std::string rel = relative_below(abs, r->base);
-    if (rel.empty()) continue;
+  std::string rel;
+  for (auto& [r, prefix] : f.rules) {
+    rel.assign(prefix).append(name);
     for (auto& p : r->patterns)
       if (p.matches(rel, is_dir)) out = !p.negate;
   }
   return out;
+}
+
+bool GitIgnore::ignored(const fs::path& abs, bool is_dir) {
+  if (!abs.has_parent_path()) return false;
+  return ignored_in(folder(abs.parent_path()), abs.filename().native(), is_dir);
 }
 
 bool GitIgnore::ignored_or_inside_ignored(const fs::path& abs, bool is_dir) {

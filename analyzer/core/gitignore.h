@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -31,11 +33,28 @@ class GitIgnore {
     std::filesystem::path base;
     std::vector<PathPattern> patterns;
   };
+
+ public:
+  // What applies to the entries of one folder, worked out once for all of them (a walk asks about
+  // every entry; the chain of pattern files and the paths relative to their folders are the
+  // folder's): the pattern files, lowest precedence first, each with the folder's path relative
+  // to the file's folder ("" for the file's own folder, else ending in '/').
+  struct Folder {
+    bool in_repository = false;
+    std::vector<std::pair<const Rules*, std::string>> rules;
+  };
+  // `dir`: an absolute, lexically normal folder. The reference stays valid while this object lives.
+  const Folder& folder(const std::filesystem::path& dir);
+  // Is the entry `name` of that folder ignored (as ignored(dir / name, is_dir))?
+  static bool ignored_in(const Folder& f, std::string_view name, bool is_dir);
+
+ private:
   const Rules* rules_of(const std::filesystem::path& dir);  // its .gitignore, or null
   const Rules* info_exclude(const std::filesystem::path& root);
   std::unordered_map<std::string, std::unique_ptr<Rules>> gitignores_;  // by folder ("" rules: none)
   std::unordered_map<std::string, std::unique_ptr<Rules>> excludes_;    // by repository root
   std::unordered_map<std::string, std::filesystem::path> roots_;
+  std::unordered_map<std::string, std::unique_ptr<Folder>> folders_;
 };
 
 }  // namespace tl

@@ -170,12 +170,31 @@ bool PathPattern::parse(std::string_view line, PathPattern& out, bool gitignore_
   while (!line.empty() && line.front() == '/') line.remove_prefix(1);
   if (line.empty()) return false;
   out.glob = std::string(line);
+  auto literal = [](std::string_view g) {
+    for (char c : g)
+      if (glob_special(c)) return false;
+    return true;
+  };
+  if (literal(out.glob)) out.shape = Shape::Literal;
+  // "*x" unanchored: the name has no '/', so the '*' is any prefix of it (and "**x" is "*x" there)
+  else if (!out.anchored && out.glob.size() > 1 && out.glob[0] == '*' && out.glob[1] != '*' &&
+           literal(std::string_view(out.glob).substr(1)))
+    out.shape = Shape::Suffix;
   return true;
 }
 
 bool PathPattern::matches(std::string_view rel, bool is_dir) const {
   if (dir_only && !is_dir) return false;
-  return anchored ? wildmatch(glob, rel) : wildmatch(glob, basename(rel));
+  std::string_view subject = anchored ? rel : basename(rel);
+  switch (shape) {
+    case Shape::Literal:
+      return subject == glob;
+    case Shape::Suffix:
+      return subject.size() >= glob.size() - 1 && subject.substr(subject.size() - (glob.size() - 1)) == std::string_view(glob).substr(1);
+    case Shape::General:
+      break;
+  }
+  return wildmatch(glob, subject);
 }
 
 GlobSet::GlobSet(const std::vector<std::string>& patterns) {

@@ -27,6 +27,10 @@ struct PathPattern {
   bool dir_only = false;
   bool anchored = false;
   std::string text;        // as written, for messages
+  // How matches() can test it without the matcher (set by parse()): a glob without wildcards is
+  // compared whole; an unanchored "*" followed by a literal ("*.pyc") is a suffix of the name.
+  enum class Shape : unsigned char { General, Literal, Suffix };
+  Shape shape = Shape::General;
 
   // Parses one pattern; false for a blank line or a comment.
   static bool parse(std::string_view line, PathPattern& out, bool gitignore_syntax);

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -59,6 +60,18 @@ fs::path absolute_normal(const fs::path& p) {
   return (ec ? p : a).lexically_normal();
 }
 
+// `abs` relative to `anc`, a folder that holds it (both absolute and lexically normal), '/'-separated:
+// abs.lexically_relative(anc).generic_string(), without building paths in the common case.
+std::string relative_to_ancestor(const fs::path& abs, const fs::path& anc) {
+  const std::string& a = abs.native();
+  const std::string& b = anc.native();
+  if (!b.empty() && a.size() > b.size() && a.compare(0, b.size(), b) == 0) {
+    if (b.back() == '/') return a.substr(b.size());
+    if (a[b.size()] == '/') return a.substr(b.size() + 1);
+  }
+  return abs.lexically_relative(anc).generic_string();
+}
+
 // How a context file found by walking a project is shown: relative to the working folder when
 // it is below it, else absolute.
 std::string display_found(const fs::path& abs, const fs::path& cwd) {
@@ -69,8 +82,16 @@ std::string display_found(const fs::path& abs, const fs::path& cwd) {
 
 enum class FileKind { Python, Notebook, Cpp, Other };
 
-FileKind kind_by_extension(const fs::path& p) {
-  std::string ext = p.extension().string();
+// The extension of a file name as std::filesystem::path::extension() reads it: from the last '.',
+// none for a name whose only '.' leads it (".bashrc"), nor for "." and "..".
+std::string_view name_extension(std::string_view name) {
+  if (name == "." || name == "..") return {};
+  size_t dot = name.rfind('.');
+  return dot == std::string_view::npos || dot == 0 ? std::string_view() : name.substr(dot);
+}
+
+FileKind kind_by_extension(std::string_view name) {
+  std::string ext(name_extension(name));
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".py" || ext == ".pyw" || ext == ".pyi") return FileKind::Python;
   if (ext == ".ipynb") return FileKind::Notebook;
@@ -79,6 +100,8 @@ FileKind kind_by_extension(const fs::path& p) {
     if (ext == e) return FileKind::Cpp;
   return FileKind::Other;
 }
+
+FileKind kind_by_extension(const fs::path& p) { return kind_by_extension(std::string_view(p.filename().native())); }
 
 // An extension-less script with a python shebang (`#!/usr/bin/env python3`) is Python: pre-commit
 // passes such files to Python hooks.
@@ -141,7 +164,9 @@ class Walker {
   // Every Python file and notebook below `root` (not excluded), sorted by path.
   void walk(const fs::path& root_abs, const fs::path& root_display, std::vector<Entry>& out, bool target) {
     std::vector<Entry> found;
-    walk_dir(root_abs, root_display, found, target);
+    std::string root = root_abs.native();
+    while (root.size() > 1 && root.back() == '/') root.pop_back();
+    walk_dir(root, display(root_display), found, target);
     std::sort(found.begin(), found.end(), [](const Entry& a, const Entry& b) { return a.display < b.display; });
     for (auto& e : found) out.push_back(std::move(e));
   }
@@ -153,50 +178,119 @@ class Walker {
     return false;
   }
 
-  static bool content_says_skip(const fs::path& dir) {
-    std::error_code ec;
-    return fs::exists(dir / "pyvenv.cfg", ec) || fs::exists(dir / "CMakeCache.txt", ec);
+  static bool content_says_skip(const std::string& dir) {
+    struct stat st;
+    return ::stat((dir + "/pyvenv.cfg").c_str(), &st) == 0 || ::stat((dir + "/CMakeCache.txt").c_str(), &st) == 0;
   }
 
-  void walk_dir(const fs::path& dir, const fs::path& shown, std::vector<Entry>& out, bool target) {
-    std::error_code ec;
-    fs::directory_iterator it(dir, ec), end;  // an unreadable folder is reported, not skipped silently
-    if (ec) {
+  // `parent` joined with an entry's name, as fs::path's operator/ would ("/" + "x" is "/x").
+  static std::string join(const std::string& parent, std::string_view name) {
+    std::string out = parent;
+    if (out.empty() || out.back() != '/') out += '/';
+    out.append(name);
+    return out;
+  }
+
+  // What excluded() works out from an entry's folder, once for all its entries: the folder's
+  // configuration, the folder's path relative to that configuration's folder (so that an entry's
+  // is this prefix and its name), and its .gitignore chain. Decided as excluded() decides for
+  // `dir / name`.
+  struct FolderRules {
+    const Config* config = nullptr;
+    bool names_only = true;  // not below the configuration's folder: globs see the name alone
+    std::string prefix;      // else "" (the folder itself) or "sub/dir/"
+    const GitIgnore::Folder* git = nullptr;
+  };
+  FolderRules folder_rules(const std::string& dir) {
+    FolderRules f;
+    fs::path d(dir);
+    f.config = &cs_.for_dir(d);
+    if (!f.config->exclude_globs.empty() && !f.config->dir.empty()) {
+      fs::path r = d.lexically_relative(f.config->dir);
+      if (r == ".") f.names_only = false;
+      else if (!r.empty() && r.native().rfind("..", 0) != 0) {
+        f.names_only = false;
+        f.prefix = r.generic_string() + '/';
+      }
+    }
+    if (o_.respect_gitignore) f.git = &gi_.folder(d);
+    return f;
+  }
+  bool excluded_in(const FolderRules& f, std::string_view name, bool is_dir) {
+    if (!f.config->exclude_globs.empty()) {
+      std::string rel = f.names_only ? std::string(name) : f.prefix + std::string(name);
+      if (match_last(f.config->exclude_globs, rel, is_dir)) return true;
+    }
+    return f.git && GitIgnore::ignored_in(*f.git, name, is_dir);
+  }
+
+  // One folder's entries, by readdir: the entry's type comes with its name, so a regular file or
+  // a folder costs no stat; a symlink (and a file system that gives no types) is looked up.
+  void walk_dir(const std::string& dir, const std::string& shown, std::vector<Entry>& out, bool target) {
+    DIR* d = ::opendir(dir.c_str());  // an unreadable folder is reported, not skipped silently
+    if (!d) {
       if (target)
-        messages_.push_back({FileMessage::Kind::Warning, display(shown), "skipped folder: " + ec.message(), std::nullopt});
+        messages_.push_back({FileMessage::Kind::Warning, shown, "skipped folder: " + std::string(std::strerror(errno)),
+                             std::nullopt});
       return;
     }
-    for (; it != end; it.increment(ec)) {
-      if (ec) break;
-      const fs::directory_entry e = *it;
-      std::error_code e2;
-      fs::path name = e.path().filename();
-      fs::path abs = dir / name, disp = shown / name;
-      bool is_link = e.is_symlink(e2);
-      if (e.is_directory(e2)) {
-        if (is_link) continue;  // symlinked folders are not followed (loops, trees outside the project)
-        if (excluded(abs, true, false) || content_says_skip(abs)) continue;
-        walk_dir(abs, disp, out, target);
+    struct Closer {
+      DIR* d;
+      ~Closer() { ::closedir(d); }
+    } closer{d};
+    const FolderRules rules = folder_rules(dir);
+    // how an entry is shown: display(shown / name)
+    const std::string shown_prefix = shown == "." || shown.empty() ? std::string() : join(shown, "");
+    int read_error = 0;
+    for (;;) {
+      errno = 0;
+      const dirent* de = ::readdir(d);
+      if (!de) {
+        read_error = errno;
+        break;
+      }
+      std::string_view name(de->d_name);
+      if (name == "." || name == "..") continue;
+      unsigned char type = de->d_type;
+      bool is_link = type == DT_LNK;
+      if (type == DT_UNKNOWN) {  // some file systems give no types: ask
+        struct stat lst;
+        if (::lstat(join(dir, name).c_str(), &lst) == 0)
+          type = S_ISLNK(lst.st_mode) ? DT_LNK : S_ISDIR(lst.st_mode) ? DT_DIR : S_ISREG(lst.st_mode) ? DT_REG : DT_UNKNOWN;
+        is_link = type == DT_LNK;
+      }
+      if (type == DT_DIR) {
+        std::string abs = join(dir, name);
+        if (excluded_in(rules, name, true) || content_says_skip(abs)) continue;
+        walk_dir(abs, shown_prefix + std::string(name), out, target);
         continue;
       }
       FileKind k = kind_by_extension(name);
       if (k != FileKind::Python && k != FileKind::Notebook && !(k == FileKind::Cpp && cpp_)) continue;
-      if (name.extension() == ".pyi") continue;  // stubs hold no code that runs
-      std::error_code e3;
-      auto st = fs::status(abs, e3);
-      if (e3) {
-        if (target) {
-          std::string why = e3.value() == ELOOP ? "symlink loop" : e3.message();
-          messages_.push_back({FileMessage::Kind::Warning, display(disp), "skipped: " + why, std::nullopt});
+      if (name_extension(name) == ".pyi") continue;  // stubs hold no code that runs
+      std::string abs = join(dir, name);
+      if (type != DT_REG) {
+        // a symlink (followed: to a folder, it is skipped, as symlinked folders are not followed),
+        // or a type the listing did not give
+        struct stat st;
+        if (::stat(abs.c_str(), &st) != 0) {
+          if (target) {
+            int err = errno;
+            std::string why = err == ELOOP ? "symlink loop" : std::strerror(err);
+            messages_.push_back({FileMessage::Kind::Warning, shown_prefix + std::string(name), "skipped: " + why,
+                                 std::nullopt});
+          }
+          continue;
         }
-        continue;
+        if (S_ISDIR(st.st_mode) && is_link) continue;
+        if (!S_ISREG(st.st_mode)) continue;
       }
-      if (!fs::is_regular_file(st)) continue;
-      if (excluded(abs, false, false)) continue;
-      out.push_back({abs, display(disp), target, false, k});
+      if (excluded_in(rules, name, false)) continue;
+      out.push_back({fs::path(std::move(abs)), shown_prefix + std::string(name), target, false, k});
     }
-    if (ec && target)
-      messages_.push_back({FileMessage::Kind::Warning, display(shown), "skipped while walking: " + ec.message(), std::nullopt});
+    if (read_error && target)
+      messages_.push_back({FileMessage::Kind::Warning, shown, "skipped while walking: " + std::string(std::strerror(read_error)),
+                           std::nullopt});
   }
 
   ConfigSet& cs_;
@@ -1101,6 +1195,47 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
   std::vector<FileInfo> infos;
   std::unordered_set<std::string> displays;
   GitIgnore repo_of;  // for repository roots
+  // What a file's folder decides for it, asked once per folder (the files of a folder come one
+  // after another): its project, the folder its project path is relative to, its configuration.
+  struct FolderFacts {
+    std::string dir;
+    fs::path root;    // the project root, or empty
+    // Fingerprints and baselines name files relative to the repository they are committed in
+    // (a .trainlint.toml added to a subfolder must not change them), else to the project.
+    fs::path anchor;
+    // The model names modules by where they are, not by how the command line spelled them: by
+    // their path below the outermost project around them, so that a nested project's modules
+    // keep their outer names too ("sub.x" as well as "x").
+    fs::path outer;
+    const Config* config = nullptr;
+  };
+  const FolderFacts no_folder;
+  FolderFacts last_folder;
+  bool have_last_folder = false;
+  auto folder_facts = [&](const fs::path& abs) -> const FolderFacts& {
+    const std::string& a = abs.native();
+    size_t slash = a.rfind('/');
+    std::string_view dir = slash == std::string::npos ? std::string_view() : std::string_view(a).substr(0, slash);
+    if (have_last_folder && dir == last_folder.dir) return last_folder;
+    fs::path parent = abs.parent_path();
+    FolderFacts f;
+    f.dir = std::string(dir);
+    f.root = project_root(parent);
+    f.anchor = repo_of.repo_root(parent);
+    if (f.anchor.empty()) f.anchor = f.root;
+    f.config = &cs->for_dir(parent);
+    if (!f.root.empty()) {
+      f.outer = f.root;
+      while (f.outer.has_parent_path() && f.outer.parent_path() != f.outer) {
+        fs::path up = project_root(f.outer.parent_path());
+        if (up.empty()) break;
+        f.outer = up;
+      }
+    }
+    last_folder = std::move(f);
+    have_last_folder = true;
+    return last_folder;
+  };
   // The texts are read (and checked: NUL bytes, UTF-8, notebooks) on the run's threads; what
   // follows them, in the order found, is serial: it asks the memoised folder lookups.
   struct Read {
@@ -1133,28 +1268,13 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     if (!displays.insert(src->path()).second) continue;  // two spellings of one file
     FileInfo fi;
     fi.abs_path = e.abs.string();
-    fs::path root = e.display == "-" ? fs::path() : project_root(e.abs.parent_path());
-    fi.project_root = root.string();
-    // Fingerprints and baselines name files relative to the repository they are committed in
-    // (a .trainlint.toml added to a subfolder must not change them), else to the project.
-    fs::path anchor = e.display == "-" ? fs::path() : repo_of.repo_root(e.abs.parent_path());
-    if (anchor.empty()) anchor = root;
-    if (!anchor.empty()) fi.project_path = e.abs.lexically_relative(anchor).generic_string();
+    const FolderFacts& ff = e.display == "-" ? no_folder : folder_facts(e.abs);
+    fi.project_root = ff.root.string();
+    if (!ff.anchor.empty()) fi.project_path = relative_to_ancestor(e.abs, ff.anchor);
     else fi.project_path = e.display;
-    fi.config = &cs->for_dir(e.abs.parent_path());
-    // The model names modules by where they are, not by how the command line spelled them: by
-    // their path below the outermost project around them, so that a nested project's modules
-    // keep their outer names too ("sub.x" as well as "x").
+    fi.config = ff.config ? ff.config : &cs->for_dir(e.abs.parent_path());
     std::string name_path = fi.project_path;
-    if (!root.empty()) {
-      fs::path outer = root;
-      while (outer.has_parent_path() && outer.parent_path() != outer) {
-        fs::path up = project_root(outer.parent_path());
-        if (up.empty()) break;
-        outer = up;
-      }
-      name_path = e.abs.lexically_relative(outer).generic_string();
-    }
+    if (!ff.root.empty()) name_path = relative_to_ancestor(e.abs, ff.outer);
     src->set_origin(fi.abs_path, name_path);
     sources.push_back(std::move(src));
     target.push_back(e.target);
