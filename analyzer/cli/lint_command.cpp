@@ -271,7 +271,7 @@ int run_lint(LintCommand& c) {
   try {
     res = lint_paths(c.paths, c.lint);
   } catch (const std::bad_alloc&) {
-    std::cerr << "trainlint: error: out of memory; " << kOutOfMemoryAdvice << "\n";
+    if (first_to_report_out_of_memory()) std::cerr << "trainlint: error: out of memory; " << kOutOfMemoryAdvice << "\n";
     return 2;
   } catch (const ThreadStartError& e) {
     std::cerr << "trainlint: error: " << e.what() << " (the system is out of threads or memory)\n";

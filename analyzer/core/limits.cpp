@@ -2,6 +2,8 @@
 
 #include <sys/resource.h>
 
+#include <atomic>
+
 namespace tl {
 
 std::optional<size_t> address_space_limit() {
@@ -11,6 +13,11 @@ std::optional<size_t> address_space_limit() {
     return static_cast<size_t>(rl.rlim_cur);
   }();
   return limit;
+}
+
+bool first_to_report_out_of_memory() {
+  static std::atomic_flag said = ATOMIC_FLAG_INIT;
+  return !said.test_and_set();
 }
 
 }  // namespace tl

@@ -12,4 +12,8 @@ std::optional<size_t> address_space_limit();
 
 inline constexpr const char* kOutOfMemoryAdvice = "fewer threads (-j) or a higher memory limit would leave the run room";
 
+// True for the first caller only: the one that says the run is out of memory (threads that run
+// out at the same moment would each say it).
+bool first_to_report_out_of_memory();
+
 }  // namespace tl

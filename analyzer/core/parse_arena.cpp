@@ -2,6 +2,8 @@
 
 #include "analyzer/core/limits.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -41,6 +43,12 @@ std::atomic<size_t> g_limit{0}, g_overflows{0};  // set_limit_for_testing, overf
 // tree-sitter cannot go on without the block (it has no failure path): the process ends, as an
 // error (exit status 2), not a crash.
 [[noreturn]] void out_of_memory(size_t bytes) {
+  // one message: another thread that runs out at the same moment lets the first end the process
+  // (and ends it itself if that has not happened within seconds)
+  if (!first_to_report_out_of_memory()) {
+    for (int i = 0; i < 500; ++i) ::usleep(10000);
+    std::_Exit(2);
+  }
   std::fprintf(stderr, "trainlint: error: out of memory (the parser asked for %zu bytes); %s\n", bytes,
                kOutOfMemoryAdvice);
   std::fflush(stderr);
