@@ -200,7 +200,7 @@ int main(int argc, char** argv) {
                "base in one commit); keeps existing comments, idempotent")
       ->group(kFix);
 
-  app.add_option("-j,--jobs", lc.lint.threads, "Worker threads (default: all cores)")->group("Performance");
+  app.add_option("-j,--jobs", lc.lint.threads, "Worker threads (default: the CPUs this process may use, within its CPU quota)")->group("Performance");
   bool no_cache = false;
   app.add_flag("--no-cache", no_cache, "Neither read nor write the on-disk cache (.trainlint_cache)")->group("Performance");
   app.add_option("--cache-dir", lc.lint.cache_dir,

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <functional>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
 
 namespace tl {
@@ -19,10 +20,29 @@ namespace tl {
 inline constexpr size_t kAnalysisStackBytes = size_t{256} << 20;
 // The stack each AnalysisThread asks for: kAnalysisStackBytes, or under a limit on address space
 // (`ulimit -v`), where every thread's stack is counted whole against that limit, a 64th of the
-// limit (at least 4 MiB). The walks bound their own depth (analyzer/python/collect.cpp's
+// limit, at least 4 MiB and at most 16 MiB (sanitizer builds, which need the large default, do
+// not run under such a limit). The walks bound their own depth (analyzer/python/collect.cpp's
 // kMaxDepth and the like): the 5,000-deep stress files need under 1 MiB in a release build; the
 // large default is for sanitizer builds, whose frames are several times larger.
 size_t analysis_stack_bytes();
+
+// The threads a run uses when -j is not given: the CPUs this process may run on (its affinity
+// mask, as `taskset` and container cpusets set it), fewer where a cgroup's CPU quota allows less
+// (`docker --cpus 2`, a CI runner's limit: cgroup v2 `cpu.max` or v1 `cpu.cfs_quota_us`, rounded
+// up), and, under a limit on address space, no more threads than keep their stacks within an
+// eighth of it. At least 1. Worked out once.
+unsigned default_threads();
+// The parts of default_threads(), for tests: the quota of a cgroup v2 `cpu.max` text ("max
+// 100000", "150000 100000") or of v1's quota and period, in CPUs rounded up; 0 for no limit or an
+// unreadable text.
+unsigned cpus_of_cpu_max(std::string_view text);
+unsigned cpus_of_cfs(long long quota_us, long long period_us);
+// The most threads whose stacks (analysis_stack_bytes() each) fit in an eighth of `limit`.
+unsigned threads_within(size_t limit, size_t stack_bytes);
+// `requested` threads (-j), fewer under a limit on address space where their stacks would take
+// more than an eighth of it (-j 16 under `ulimit -v 150M`: 16 stacks of 4 MiB, 43% of the
+// limit, and the run ran out of memory where -j 4 completes).
+unsigned threads_under_limit(unsigned requested);
 
 // Thrown where not even one analysis thread can be started (threads or memory exhausted).
 struct ThreadStartError : std::runtime_error {
@@ -44,6 +64,10 @@ class AnalysisThread {
   struct State;
   State* s_ = nullptr;
 };
+
+// For tests: from now on, at most `n` more AnalysisThreads start (the next is refused as the
+// system would refuse it, with ThreadStartError); a negative `n` lifts the limit.
+void refuse_thread_starts_after_for_testing(int n);
 
 // Whether the calling thread is an AnalysisThread.
 bool on_analysis_thread();

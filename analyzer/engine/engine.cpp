@@ -375,7 +375,7 @@ struct Prepared {
 
 // The threads a run uses: -j N, else one per core.
 unsigned run_threads(const LintOptions& opts) {
-  return opts.threads ? opts.threads : std::max(1u, std::thread::hardware_concurrency());
+  return opts.threads ? threads_under_limit(opts.threads) : default_threads();
 }
 
 // Where the on-disk cache keeps the C++ half of a run: its findings depend on the C++ files, the
@@ -1187,6 +1187,10 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     }
   }
   timing("discovery", ms_since(t0));
+  if (std::getenv("TRAINLINT_TIMING")) {
+    if (opts.threads) std::fprintf(stderr, "trainlint: threads %u (-j %u)\n", run_threads(opts), opts.threads);
+    else std::fprintf(stderr, "trainlint: threads %u (default)\n", run_threads(opts));
+  }
 
   // ---- read -------------------------------------------------------------------------------------
   auto read_start = std::chrono::steady_clock::now();

@@ -230,12 +230,38 @@ TEST(Stress, TightLimitsOnAddressSpaceEndInResultsOrAClearError) {
     }
   }
   // with the malloc tuning left out under a limit, smaller stacks and one heap, a run of one or
-  // two threads fits in 150 MB (it needed about 250 MB tuned)
-  EXPECT_GE(completed, 5);
-  CliResult two = run_cli("--no-cache -j 2 --format json " + dir, tl::test::source_dir(), "/dev/null",
-                          "ulimit -v 150000 && ");
-  EXPECT_EQ(two.rc, 1) << two.err.substr(0, 2000);
+  // two threads fits in 150 MB (it needed about 250 MB tuned); -j 16 takes the threads whose
+  // stacks fit in an eighth of the limit (4 at 150 MB), and completes too
+  EXPECT_GE(completed, 7);
+  for (const char* jobs : {"2", "16"}) {
+    CliResult r = run_cli(std::string("--no-cache -j ") + jobs + " --format json " + dir, tl::test::source_dir(),
+                          "/dev/null", "ulimit -v 150000 && ");
+    EXPECT_EQ(r.rc, 1) << "-j " << jobs << ": " << r.err.substr(0, 2000);
+  }
 #endif
+}
+
+// How many threads a run takes: what -j asks, fewer under a limit on address space; by default
+// the CPUs the process may run on (its affinity mask; a cgroup's CPU quota is unit-tested).
+TEST(Stress, ThreadsFollowTheLimitOnAddressSpaceAndTheCpusAllowed) {
+  const std::string args = "--no-cache --format json tests/fixtures/python/TL101-gc-collect-per-step.py";
+  auto threads_line = [](const std::string& err) {
+    size_t at = err.find("trainlint: threads ");
+    return at == std::string::npos ? std::string() : err.substr(at, err.find('\n', at) - at);
+  };
+  CliResult free_run = run_cli("-j 16 " + args, tl::test::source_dir(), "/dev/null", "TRAINLINT_TIMING=1 ");
+  EXPECT_EQ(threads_line(free_run.err), "trainlint: threads 16 (-j 16)") << free_run.err.substr(0, 2000);
+#if !defined(__SANITIZE_ADDRESS__)
+  CliResult limited =
+      run_cli("-j 16 " + args, tl::test::source_dir(), "/dev/null", "ulimit -v 150000 && TRAINLINT_TIMING=1 ");
+  EXPECT_EQ(threads_line(limited.err), "trainlint: threads 4 (-j 16)") << limited.err.substr(0, 2000);
+  EXPECT_EQ(limited.out, free_run.out);
+#endif
+  if (std::system("taskset -c 0 true >/dev/null 2>&1") == 0) {
+    CliResult one_cpu = run_cli(args, tl::test::source_dir(), "/dev/null", "TRAINLINT_TIMING=1 taskset -c 0 ");
+    EXPECT_EQ(threads_line(one_cpu.err), "trainlint: threads 1 (default)") << one_cpu.err.substr(0, 2000);
+    EXPECT_EQ(one_cpu.out, free_run.out);
+  }
 }
 
 }  // namespace
