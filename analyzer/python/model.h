@@ -19,6 +19,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "analyzer/core/string_set.h"
 #include "analyzer/core/source_file.h"
 #include "analyzer/python/ast.h"
 
@@ -33,7 +34,7 @@ struct Loop;
 // (heterogeneous lookup, with std::equal_to<>): no std::string built per question.
 struct NameHash {
   using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  size_t operator()(std::string_view s) const { return name_hash(s); }
 };
 
 struct Binding {
@@ -51,8 +52,8 @@ struct Binding {
 struct Scope {
   Scope* parent = nullptr;   // enclosing function scope, then the module scope (class scopes are skipped)
   Function* fn = nullptr;    // null for the module scope
-  std::unordered_map<std::string_view, std::vector<Binding>> names;
-  std::unordered_set<std::string_view> globals;  // names declared `global` here
+  std::unordered_map<std::string_view, std::vector<Binding>, NameHash> names;
+  std::unordered_set<std::string_view, NameHash> globals;  // names declared `global` here
   const std::vector<Binding>* find_local(std::string_view n) const {
     auto it = names.find(n);
     return it == names.end() ? nullptr : &it->second;
@@ -90,10 +91,10 @@ struct Class {
   std::vector<NodeId> base_exprs;
   std::vector<std::string> bases;      // resolved qualified names of bases (phase 3)
   std::vector<Class*> local_bases;     // bases defined in analysed files (phase 3)
-  std::unordered_map<std::string_view, Function*> methods;
+  std::unordered_map<std::string_view, Function*, NameHash> methods;
   // self.<attr> = <value> anywhere in the class's methods
-  std::unordered_map<std::string_view, std::vector<NodeId>> attr_values;
-  std::unordered_set<std::string_view> attrs_mutated_outside_init;
+  std::unordered_map<std::string_view, std::vector<NodeId>, NameHash> attr_values;
+  std::unordered_set<std::string_view, NameHash> attrs_mutated_outside_init;
 
   Function* find_method(std::string_view name, int depth = 0) const;
   // True when this class or an analysed base derives from one of `qnames` (prefix match on the
@@ -470,7 +471,7 @@ class ProgramModel {
   std::unordered_set<const Function*> device_fns_;        // functions that return a device
   // Parameters that every analysed caller fills with an instance of one analysed class
   // (`def train(model, criterion, loss_scaler)` called as `train(m, LabelSmoothing(), scaler)`).
-  std::unordered_map<const Function*, std::unordered_map<std::string_view, Class*>> param_instances_;
+  std::unordered_map<const Function*, std::unordered_map<std::string_view, Class*, NameHash>> param_instances_;
   std::vector<const Call*> cuda_init_at_entry_;           // per function id (see cuda_initialised_before)
 
   struct Resolved {

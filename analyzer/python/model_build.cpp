@@ -41,7 +41,7 @@ bool is_optimizer_name(std::string_view recv_last) {
 
 struct ModelBuilder {
   // Names of device values, asked about with the text of identifiers and attributes (NameHash).
-  using NameSet = std::unordered_set<std::string, NameHash, std::equal_to<>>;
+  using NameSet = StringSet;  // (holding copies: insert_copy)
 
   ProgramModel& pm;
   unsigned threads = 1;  // for the passes that are independent per module
@@ -439,7 +439,7 @@ struct ModelBuilder {
     parallel_for(pm.modules_.size(), threads, [&](size_t mi) {  // each module's own names
       Module& m = *pm.modules_[mi];
       auto& ns = names[m.index];
-      for (std::string_view dn : ProgramModel::kDefaultDeviceNames) ns.insert(std::string(dn));
+      for (std::string_view dn : ProgramModel::kDefaultDeviceNames) ns.insert_copy(dn);
       // A name already in the set is skipped: inserting it again changes nothing. So after the
       // first round, whose values that mention an accelerator have put their names in, only
       // reads_name_in() can add one (mentions_accelerator() of the rest is still false).
@@ -453,7 +453,7 @@ struct ModelBuilder {
             if (ns.count(n)) continue;
             for (auto& b : bs)
               if (b.kind == Binding::Kind::Assign && b.value != kNone && adds(b.value)) {
-                ns.insert(std::string(n));
+                ns.insert_copy(n);
                 break;
               }
           }
@@ -465,13 +465,13 @@ struct ModelBuilder {
             if (ns.count(a)) continue;
             for (NodeId v : vs)
               if (adds(v)) {
-                ns.insert(std::string(a));
+                ns.insert_copy(a);
                 break;
               }
           }
         if (round == 0)
           for (auto& d : m.argdefs)
-            if (d.has_default && mentions_accelerator(m.tree, d.default_value)) ns.insert(d.dest);
+            if (d.has_default && mentions_accelerator(m.tree, d.default_value)) ns.insert_copy(d.dest);
         if (ns.size() == before) break;
       }
       // functions returning a device
@@ -567,10 +567,10 @@ struct ModelBuilder {
     pm.device_fns_ = device_fns;
     pm.accel_name_modules_.clear();
     for (auto& mp : pm.modules_)
-      for (const std::string& n : names[mp->index])
+      for (std::string_view n : names[mp->index])
         if (std::find(ProgramModel::kDefaultDeviceNames.begin(), ProgramModel::kDefaultDeviceNames.end(), n) ==
             ProgramModel::kDefaultDeviceNames.end())
-          pm.accel_name_modules_[n].push_back(mp->index);
+          pm.accel_name_modules_[std::string(n)].push_back(mp->index);
     pm.accel_names_ready_ = true;
     // each program's own facts, on the run's threads (a program writes only its own fields)
     parallel_for(pm.programs_.size(), threads, [&](size_t pi) {

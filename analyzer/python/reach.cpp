@@ -107,7 +107,7 @@ struct ProgramReach {
   // `Thread(target=worker)`, registries (`MODELS = {"a": build_a}`), returned closures.
   void collect_refs(const Module& m, std::vector<std::pair<NodeId, Ref>>& top,
                     std::vector<std::pair<Function*, Ref>>& in_fn,
-                    const std::unordered_set<std::string_view>& names) const {
+                    const StringSet& names) const {
     const Tree& t = m.tree;
     for (NodeId n = 0; n < t.size(); ++n) {
       if (!t.is(n, K::Identifier) || !names.count(t.text(n))) continue;
@@ -144,7 +144,7 @@ struct ProgramReach {
   }
 
   void reachability(unsigned threads) {
-    std::unordered_set<std::string_view> names;
+    StringSet names;  // views of the model's names, which outlive it
     for (Function* f : pm.functions_) names.insert(f->name);
     for (auto& mp : pm.modules_)
       for (auto& c : mp->classes) names.insert(c->name);
