@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -27,7 +28,7 @@ namespace tl {
 class FactCache {
  public:
   // `modules`: the model's module count, to size the table (a few facts per module)
-  explicit FactCache(size_t modules) {
+  explicit FactCache(size_t modules) : modules_(modules) {
     for (auto& s : shards_) s.entries.reserve(modules * 4 / kShards + 8);
   }
   bool module_fact(const py::Module& m, const char* key, const std::function<bool()>& compute) {
@@ -51,8 +52,16 @@ class FactCache {
                            const std::function<std::vector<py::NodeId>(const py::Module&)>& compute) {
     return once(entry({(1ull << 32) | p.id, key}), [&](Entry& e) {
              e.value = false;
+             // Most members hold no site: a flag per module says so without the table's lookup
+             // (the torch package's 270 programs ask about a thousand members each).
+             std::vector<std::atomic<int8_t>>& has = has_sites(key);
              for (const py::Module* mm : p.members) {
-               for (py::NodeId n : module_sites(*mm, key, [&] { return compute(*mm); }))
+               int8_t known = mm->index < has.size() ? has[mm->index].load(std::memory_order_acquire) : -1;
+               if (known == 0) continue;
+               const auto& sites = module_sites(*mm, key, [&] { return compute(*mm); });
+               if (known < 0 && mm->index < has.size())
+                 has[mm->index].store(sites.empty() ? 0 : 1, std::memory_order_release);
+               for (py::NodeId n : sites)
                  if (model.runs_in_program(p, *mm, n)) {
                    e.value = true;
                    return;
@@ -81,9 +90,7 @@ class FactCache {
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return (std::hash<uint64_t>{}(k.id) * 31 + std::hash<std::string_view>{}(k.name)) * 2 + k.sites;
-    }
+    size_t operator()(const Key& k) const { return (k.id * 0x9E3779B97F4A7C15ull + name_hash(k.name)) * 2 + k.sites; }
   };
   struct Entry {
     std::mutex mu;                  // held while the fact is computed
@@ -114,6 +121,21 @@ class FactCache {
     return e;
   }
   std::array<Shard, kShards> shards_;
+
+  // Per module, for one fact's sites: -1 not known yet, 0 none, 1 some (module_sites holds them).
+  std::vector<std::atomic<int8_t>>& has_sites(std::string_view key) {
+    std::lock_guard<std::mutex> lock(has_sites_mu_);
+    auto it = has_sites_.find(key);
+    if (it == has_sites_.end()) {
+      auto v = std::make_unique<std::vector<std::atomic<int8_t>>>(modules_);
+      for (auto& x : *v) x.store(-1, std::memory_order_relaxed);
+      it = has_sites_.emplace(key, std::move(v)).first;
+    }
+    return *it->second;
+  }
+  size_t modules_ = 0;
+  std::mutex has_sites_mu_;
+  std::unordered_map<std::string_view, std::unique_ptr<std::vector<std::atomic<int8_t>>>> has_sites_;
 };
 
 // What a rule sees: the model, the module being checked, and a way to report.
