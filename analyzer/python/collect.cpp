@@ -23,6 +23,7 @@ struct Collector {
   Scope class_dummy;           // class bodies bind here (class attributes are not in scope)
   std::vector<int32_t> loop_stack;
   int depth = 0;
+  bool has_globals = true;  // false: the module has no `global` statement to pre-scan for
 
   explicit Collector(Module& mod) : m(mod), t(mod.tree), scope(&mod.scope) {}
 
@@ -169,7 +170,7 @@ struct Collector {
     cls = nullptr;
     scope = &fp->scope;
     // Pre-scan `global` declarations so that bindings before them still go to the module.
-    if (fp->body != kNone) prescan_globals(fp->body, fp);
+    if (fp->body != kNone && has_globals) prescan_globals(fp->body, fp);
     if (fp->body != kNone) visit(fp->body);
     fn = saved_fn;
     cls = saved_cls;
@@ -457,9 +458,11 @@ namespace {
 // room for what the visit collects, reserved once at a bound of its size (the calls, loops and
 // statements of a file: a vector grown by doubling copies itself and touches twice its pages, and
 // a huge file's are tens of megabytes).
-void scan_kinds(Module& m) {
+// Returns whether the module holds a `global` statement.
+bool scan_kinds(Module& m) {
   const Tree& t = m.tree;
   size_t calls = 0, loops = 0, assignments = 0, statements = 0;
+  bool globals = false;
   std::vector<int32_t> open;  // indices of the definitions around the node scanned
   for (NodeId n = 0; n < t.size(); ++n) {
     switch (t.kind(n)) {
@@ -467,6 +470,7 @@ void scan_kinds(Module& m) {
       case K::ForStatement: case K::WhileStatement: ++loops; break;
       case K::Assignment: case K::AugmentedAssignment: ++assignments; break;
       case K::ExpressionStatement: ++statements; break;
+      case K::GlobalStatement: globals = true; break;
       case K::FunctionDefinition:
         while (!open.empty() && !t.contains(m.fn_defs[static_cast<size_t>(open.back())], n)) open.pop_back();
         m.fn_def_outer.push_back(open.empty() ? -1 : open.back());
@@ -482,6 +486,7 @@ void scan_kinds(Module& m) {
   m.loop_by_node.reserve(loops);
   m.assignments.reserve(assignments);
   m.expression_statements.reserve(statements);
+  return globals;
 }
 
 // The Function of each definition in fn_defs, null where the collector did not enter it.
@@ -503,8 +508,9 @@ void collect_module(Module& m) {
   if (m.tree.root() == kNone) return;
   m.scope.fn = nullptr;
   m.scope.parent = nullptr;
-  scan_kinds(m);
+  const bool globals = scan_kinds(m);
   Collector c(m);
+  c.has_globals = globals;
   c.visit(m.tree.root());
   link_function_defs(m);
   // the model keeps these for the whole run: no room left over (the visit may collect fewer
