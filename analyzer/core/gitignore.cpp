@@ -22,15 +22,14 @@ std::unique_ptr<std::vector<PathPattern>> read_patterns(const fs::path& file) {
   return out;
 }
 
-// `abs` relative to `base` ('/'-separated), or empty when it is not below it.
+}  // namespace
+
 std::string relative_below(const fs::path& abs, const fs::path& base) {
   std::string a = abs.generic_string(), b = base.generic_string();
   if (!b.empty() && b.back() != '/') b += '/';
   if (a.size() <= b.size() || a.compare(0, b.size(), b) != 0) return {};
   return a.substr(b.size());
 }
-
-}  // namespace
 
 const fs::path& GitIgnore::repo_root(const fs::path& dir) {
   std::string key = dir.generic_string();

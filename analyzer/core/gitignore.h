@@ -17,6 +17,10 @@
 
 namespace tl {
 
+// `abs` relative to `base` ('/'-separated), or empty when it is not strictly below it: a string
+// prefix test, for lexically normal paths.
+std::string relative_below(const std::filesystem::path& abs, const std::filesystem::path& base);
+
 class GitIgnore {
  public:
   // Is `abs` (an absolute, lexically normal path) ignored by the patterns of its folder and the

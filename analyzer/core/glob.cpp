@@ -190,7 +190,7 @@ bool PathPattern::matches(std::string_view rel, bool is_dir) const {
     case Shape::Literal:
       return subject == glob;
     case Shape::Suffix:
-      return subject.size() >= glob.size() - 1 && subject.substr(subject.size() - (glob.size() - 1)) == std::string_view(glob).substr(1);
+      return subject.ends_with(std::string_view(glob).substr(1));
     case Shape::General:
       break;
   }

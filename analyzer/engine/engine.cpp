@@ -63,13 +63,8 @@ fs::path absolute_normal(const fs::path& p) {
 // `abs` relative to `anc`, a folder that holds it (both absolute and lexically normal), '/'-separated:
 // abs.lexically_relative(anc).generic_string(), without building paths in the common case.
 std::string relative_to_ancestor(const fs::path& abs, const fs::path& anc) {
-  const std::string& a = abs.native();
-  const std::string& b = anc.native();
-  if (!b.empty() && a.size() > b.size() && a.compare(0, b.size(), b) == 0) {
-    if (b.back() == '/') return a.substr(b.size());
-    if (a[b.size()] == '/') return a.substr(b.size() + 1);
-  }
-  return abs.lexically_relative(anc).generic_string();
+  std::string rel = relative_below(abs, anc);
+  return rel.empty() ? abs.lexically_relative(anc).generic_string() : rel;
 }
 
 // How a context file found by walking a project is shown: relative to the working folder when
@@ -141,8 +136,9 @@ class Walker {
  public:
   Walker(ConfigSet& cs, const LintOptions& o, std::vector<FileMessage>& messages) : cs_(cs), o_(o), messages_(messages) {}
 
-  // Is `abs` excluded by its configuration's exclude / extend-exclude, or by .gitignore?
-  bool excluded(const fs::path& abs, bool is_dir, bool check_parents) {
+  // Is `abs` (a path named on the command line), or a folder above it, excluded by its
+  // configuration's exclude / extend-exclude, or by .gitignore? (A walk asks excluded_in().)
+  bool excluded(const fs::path& abs, bool is_dir) {
     const Config& c = cs_.for_dir(abs.parent_path());
     if (!c.exclude_globs.empty()) {
       std::string rel;
@@ -151,13 +147,9 @@ class Walker {
         if (!r.empty() && r.native().rfind("..", 0) != 0) rel = r.generic_string();
       }
       if (rel.empty()) rel = abs.filename().generic_string();
-      if (check_parents ? c.exclude_globs.matches(rel, is_dir)
-                        : match_last(c.exclude_globs, rel, is_dir))
-        return true;
+      if (c.exclude_globs.matches(rel, is_dir)) return true;
     }
-    if (o_.respect_gitignore) {
-      if (check_parents ? gi_.ignored_or_inside_ignored(abs, is_dir) : gi_.ignored(abs, is_dir)) return true;
-    }
+    if (o_.respect_gitignore && gi_.ignored_or_inside_ignored(abs, is_dir)) return true;
     return false;
   }
 
@@ -191,10 +183,10 @@ class Walker {
     return out;
   }
 
-  // What excluded() works out from an entry's folder, once for all its entries: the folder's
-  // configuration, the folder's path relative to that configuration's folder (so that an entry's
-  // is this prefix and its name), and its .gitignore chain. Decided as excluded() decides for
-  // `dir / name`.
+  // What excluded_in() needs of an entry's folder, worked out once for all its entries: the
+  // folder's configuration, the folder's path relative to that configuration's folder (so that an
+  // entry's is this prefix and its name), and its .gitignore chain. An entry's own name is
+  // matched, not the folders above it: the walk did not enter an excluded folder.
   struct FolderRules {
     const Config* config = nullptr;
     bool names_only = true;  // not below the configuration's folder: globs see the name alone
@@ -1086,7 +1078,7 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
         e.kind = kind_by_extension(e.abs);
         if (e.kind == FileKind::Other) e.kind = FileKind::Python;
         // an editor pipes every buffer: one the configuration or .gitignore leaves out stays out
-        if (opts.force_exclude && walker.excluded(e.abs, false, true)) continue;
+        if (opts.force_exclude && walker.excluded(e.abs, false)) continue;
       } else {
         e.abs = cwd / "-";
         e.display = "-";
@@ -1111,7 +1103,7 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
     }
     fs::path abs = absolute_normal(p);
     if (fs::is_directory(st)) {
-      if (opts.force_exclude && walker.excluded(abs, true, true)) continue;
+      if (opts.force_exclude && walker.excluded(abs, true)) continue;
       std::error_code e2;
       fs::directory_iterator probe(p, e2);
       if (e2) {
@@ -1133,7 +1125,7 @@ LintResult lint_paths(const std::vector<std::string>& paths, const LintOptions& 
       io_error = true;
       continue;
     }
-    if (opts.force_exclude && walker.excluded(abs, false, true)) continue;
+    if (opts.force_exclude && walker.excluded(abs, false)) continue;
     entries.push_back({abs, display(p), true, false, k});
   }
   if (!cs->errors().empty()) {

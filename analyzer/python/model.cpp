@@ -235,27 +235,25 @@ Module* ProgramModel::relative_module_uncached(const Module& from, const std::st
                dir_s.find("/../") == std::string::npos && dir_s.find("//") == std::string::npos &&
                !dir_s.ends_with("/.") && !dir_s.ends_with("/..");
   for (auto& c : comps) plain = plain && !c.empty() && c != "." && c != ".." && c.find('/') == std::string::npos;
-  for (size_t take = comps.size() + 1; take-- > 0;) {
-    std::filesystem::path p = dir;
+  // the first `take` components below the folder, as a module file or as a package's __init__.py
+  auto key = [&](size_t take, bool package) {
+    if (!plain) {
+      std::filesystem::path p = dir;
+      for (size_t i = 0; i < take; ++i) p /= comps[i];
+      return "@path:" + path_key(package ? (p / "__init__.py").string() : p.string() + ".py");
+    }
     std::string joined = dir_s;
     for (size_t i = 0; i < take; ++i) {
-      if (plain) {
-        if (joined.back() != '/') joined += '/';
-        joined += comps[i];
-      } else {
-        p /= comps[i];
-      }
+      if (joined.back() != '/') joined += '/';
+      joined += comps[i];
     }
-    std::string as_file, as_package;
-    if (plain) {
-      as_file = "@path:" + joined + ".py";
-      as_package = "@path:" + joined + (joined.back() == '/' ? "" : "/") + "__init__.py";
-    } else {
-      as_file = "@path:" + path_key(p.string() + ".py");
-      as_package = "@path:" + path_key((p / "__init__.py").string());
-    }
-    for (const std::string* key : {&as_file, &as_package}) {
-      auto it = by_dotted_.find(*key);
+    if (!package) return "@path:" + joined + ".py";
+    if (joined.back() != '/') joined += '/';
+    return "@path:" + joined + "__init__.py";
+  };
+  for (size_t take = comps.size() + 1; take-- > 0;) {
+    for (bool package : {false, true}) {
+      auto it = by_dotted_.find(key(take, package));
       if (it == by_dotted_.end() || it->second.empty()) continue;
       if (rest) {
         rest->clear();
