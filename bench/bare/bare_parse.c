@@ -3,7 +3,10 @@
  * (.py files, and the C++ extensions trainlint lints; symbolic links are not followed), reads each
  * file and parses it with the same pinned grammars (tree-sitter-python, tree-sitter-cpp) and the
  * same library trainlint links, then deletes the tree. It prints the number of files, bytes and syntax trees with errors, so that a run can be
- * checked to have seen the same input as trainlint. One thread, like `trainlint -j 1`. */
+ * checked to have seen the same input as trainlint. One thread, like `trainlint -j 1`.
+ *
+ * The build also links it, instrumented, to record the profile the parsers are compiled with
+ * (cmake/Grammars.cmake, TRAINLINT_PGO): it parses the repository's own sources there. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdio.h>
