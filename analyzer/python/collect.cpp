@@ -31,7 +31,7 @@ struct Collector {
     if (name.empty()) return;
     Scope* s = scope;
     if (fn && fn->scope.globals.count(name)) s = &m.scope;
-    s->names[name].push_back(std::move(b));
+    s->names.add(name, std::move(b));
   }
 
   void bind_target(NodeId target, NodeId value, NodeId stmt, Binding::Kind kind, bool whole) {
@@ -115,7 +115,7 @@ struct Collector {
       b.kind = Binding::Kind::Param;
       b.stmt = p;
       b.default_value = def;
-      f->scope.names[pn].push_back(b);
+      f->scope.names.add(pn, b);
       if (def != kNone) visit(def);  // defaults are evaluated in the enclosing scope
     }
   }
@@ -315,20 +315,19 @@ struct Collector {
   void visit_import(NodeId n) {
     for (NodeId c : t.fields(n, F::Name)) {
       if (t.is(c, K::DottedName)) {
-        std::string full(t.text(c));
-        m.imported_modules.push_back(full);
-        std::string first = full.substr(0, full.find('.'));
+        std::string_view full = t.text(c);
+        m.imported_modules.emplace_back(full);
         Binding b;
         b.kind = Binding::Kind::Import;
         b.stmt = n;
-        b.qname = first;
+        b.qname = full.substr(0, full.find('.'));
         NodeId firstid = t.first_named_child(c);
         if (firstid != kNone) bind(t.text(firstid), b);
       } else if (t.is(c, K::AliasedImport)) {
         NodeId nm = t.field(c, F::Name), al = t.field(c, F::Alias);
         if (nm == kNone || al == kNone) continue;
-        std::string full(t.text(nm));
-        m.imported_modules.push_back(full);
+        std::string_view full = t.text(nm);
+        m.imported_modules.emplace_back(full);
         Binding b;
         b.kind = Binding::Kind::Import;
         b.stmt = n;
@@ -360,7 +359,7 @@ struct Collector {
       Binding b;
       b.kind = Binding::Kind::Import;
       b.stmt = n;
-      b.qname = q;
+      b.qname = m.import_qnames.emplace_back(std::move(q));
       bind(al != kNone ? t.text(al) : t.text(nm), b);
     }
     for (NodeId c : t.named_child_range(n))
@@ -513,6 +512,8 @@ void collect_module(Module& m) {
   c.has_globals = globals;
   c.visit(m.tree.root());
   link_function_defs(m);
+  m.scope.names.seal();
+  for (auto& f : m.functions) f->scope.names.seal();
   // the model keeps these for the whole run: no room left over (the visit may collect fewer
   // than scan_kinds counted, in nesting too deep for it)
   m.calls.shrink_to_fit();

@@ -275,8 +275,8 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
   Resolved r;
   const Tree& t = m.tree;
   if (expr == kNone || depth > 10) return r;
-  std::function<Resolved(const std::string&, const Module&)> from_qname;
-  auto from_bindings = [&](const std::vector<Binding>& bs, const Module& mm, std::string_view name) -> Resolved {
+  std::function<Resolved(std::string_view, const Module&)> from_qname;
+  auto from_bindings = [&](const Bindings& bs, const Module& mm, std::string_view name) -> Resolved {
     Resolved out;
     // Definitions win (the last one); otherwise an import or a plain alias assignment.
     const Binding* def = nullptr;
@@ -401,10 +401,10 @@ ProgramModel::Resolved ProgramModel::resolve(const Module& m, NodeId expr, const
     }
     return out;
   };
-  from_qname = [&](const std::string& q, const Module& from) -> Resolved {
+  from_qname = [&](std::string_view q, const Module& from) -> Resolved {
     if (!q.empty() && q[0] == '.') {
       std::string rest;
-      Module* target = relative_module(from, q, &rest);
+      Module* target = relative_module(from, std::string(q), &rest);
       if (!target) return Resolved{};  // an unanalysed relative module: unknown, never a guess
       return in_module(target, rest);
     }
@@ -783,7 +783,7 @@ ValueSet ProgramModel::dict_key_values(const Module& m, NodeId d, std::string_vi
     case K::Identifier: {
       std::string_view name = t.text(d);
       const Scope* scope = scope_at(m, d);
-      const std::vector<Binding>* bs = nullptr;
+      const Bindings* bs = nullptr;
       const Scope* owner = nullptr;
       for (const Scope* s = scope; s && !bs; s = s->parent) {
         bs = s->find_local(name);
@@ -972,7 +972,69 @@ void ProgramModel::tuple_element_origins(const Module& m, NodeId assign, std::st
   }
 }
 
-const std::vector<Binding>* ProgramModel::bindings_of(const Module& m, NodeId id) const {
+namespace {
+constexpr size_t kScanNames = 8;  // a scope binding at most this many names is searched by a scan
+}
+
+void ScopeNames::seal() {
+  auto pending = std::move(pending_);
+  pending_ = {};
+  bindings_.clear();
+  entries_.clear();
+  index_.clear();
+  if (pending.empty()) return;
+  // each binding's name, numbered in the order names are first bound
+  size_t cap = 16;
+  while (cap < 2 * pending.size()) cap <<= 1;
+  std::vector<uint32_t> slots(cap, 0);
+  std::vector<uint32_t> entry_of(pending.size()), count;
+  for (size_t i = 0; i < pending.size(); ++i) {
+    const std::string_view name = pending[i].first;
+    size_t h = name_hash(name) & (cap - 1);
+    while (slots[h] && entries_[slots[h] - 1].first != name) h = (h + 1) & (cap - 1);
+    if (!slots[h]) {
+      entries_.push_back({name, {}});
+      count.push_back(0);
+      slots[h] = static_cast<uint32_t>(entries_.size());
+    }
+    entry_of[i] = slots[h] - 1;
+    ++count[entry_of[i]];
+  }
+  // the bindings of each name together, in the order they were made
+  std::vector<uint32_t> next(entries_.size());
+  for (uint32_t e = 0, at = 0; e < entries_.size(); ++e) {
+    next[e] = at;
+    at += count[e];
+  }
+  bindings_.resize(pending.size());
+  for (size_t i = 0; i < pending.size(); ++i) bindings_[next[entry_of[i]]++] = std::move(pending[i].second);
+  for (uint32_t e = 0; e < entries_.size(); ++e)
+    entries_[e].second = Bindings(bindings_.data() + (next[e] - count[e]), count[e]);
+  entries_.shrink_to_fit();
+  if (entries_.size() <= kScanNames) return;
+  cap = 16;
+  while (cap < 2 * entries_.size()) cap <<= 1;
+  index_.assign(cap, 0);
+  for (uint32_t e = 0; e < entries_.size(); ++e) {
+    size_t h = name_hash(entries_[e].first) & (cap - 1);
+    while (index_[h]) h = (h + 1) & (cap - 1);
+    index_[h] = e + 1;
+  }
+}
+
+const Bindings* ScopeNames::find(std::string_view name) const {
+  if (index_.empty()) {
+    for (auto& e : entries_)
+      if (e.first == name) return &e.second;
+    return nullptr;
+  }
+  const size_t mask = index_.size() - 1;
+  for (size_t h = name_hash(name) & mask; index_[h]; h = (h + 1) & mask)
+    if (entries_[index_[h] - 1].first == name) return &entries_[index_[h] - 1].second;
+  return nullptr;
+}
+
+const Bindings* ProgramModel::bindings_of(const Module& m, NodeId id) const {
   if (id == kNone || !m.tree.is(id, K::Identifier)) return nullptr;
   std::string_view name = m.tree.text(id);
   for (const Scope* s = scope_at(m, id); s; s = s->parent) {

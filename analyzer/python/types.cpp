@@ -483,7 +483,7 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
     case K::Identifier: {
       std::string_view name = t.text(expr);
       const Scope* owner = nullptr;
-      const std::vector<Binding>* bs = nullptr;
+      const Bindings* bs = nullptr;
       for (const Scope* s = scope_at(m, expr); s && !bs; s = s->parent) {
         const Scope* look = s->globals.count(name) ? &m.scope : s;
         bs = look->find_local(name);
