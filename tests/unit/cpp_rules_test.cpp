@@ -359,8 +359,15 @@ TEST(CppRules, FiveMegabyteSourceAnalysedInSeconds) {
   for (auto& [code, n] : counts)
     if (code != "TL105") others += n;
   EXPECT_EQ(others, 0u);
-  // a loaded 2-core CI machine included; a quadratic step takes minutes here
-  EXPECT_LT(seconds, 30.0) << g.text.size() << " bytes";
+  // a loaded 2-core CI machine included; a quadratic step takes minutes here. Under
+  // AddressSanitizer (the suite's second run in CI) everything is 2-4x slower: 37 s was seen there
+  // with a compiler busy on the other core.
+#if defined(__SANITIZE_ADDRESS__)
+  const double limit = 90.0;
+#else
+  const double limit = 30.0;
+#endif
+  EXPECT_LT(seconds, limit) << g.text.size() << " bytes";
   RecordProperty("seconds", std::to_string(seconds));
 }
 
