@@ -62,21 +62,18 @@ class StringSet {
   auto begin() const { return items_.begin(); }
   auto end() const { return items_.end(); }
 
-  bool contains(std::string_view s) const {
-    if (items_.empty()) return false;
-    const uint64_t h = name_hash(s);
-    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
-      const Slot& sl = slots_[i];
-      if (sl.item == kEmpty) return false;
-      if (sl.hash == h && items_[sl.item] == s) return true;
-    }
-  }
+  bool contains(std::string_view s) const { return find(s) != kEmpty; }
   size_t count(std::string_view s) const { return contains(s) ? 1 : 0; }
 
   // True when `s` was not in the set. The set keeps the view: its bytes must outlive the set.
   bool insert(std::string_view s) { return add(s, false); }
   // The same, with the bytes copied into the set.
   bool insert_copy(std::string_view s) { return add(s, true); }
+  // The set's own copy of `s` (made now if `s` is new): one copy of each of many repeated names.
+  std::string_view intern(std::string_view s) {
+    add(s, true);
+    return items_[find(s)];
+  }
 
  private:
   static constexpr uint32_t kEmpty = 0xFFFFFFFFu;
@@ -84,6 +81,16 @@ class StringSet {
     uint64_t hash = 0;
     uint32_t item = kEmpty;
   };
+
+  // The index in items_ of `s`, or kEmpty.
+  uint32_t find(std::string_view s) const {
+    if (items_.empty()) return kEmpty;
+    const uint64_t h = name_hash(s);
+    for (size_t i = h & mask_;; i = (i + 1) & mask_) {
+      const Slot& sl = slots_[i];
+      if (sl.item == kEmpty || (sl.hash == h && items_[sl.item] == s)) return sl.item;
+    }
+  }
 
   bool add(std::string_view s, bool copy) {
     if ((items_.size() + 1) * 4 > slots_.size() * 3) grow();

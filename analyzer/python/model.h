@@ -156,22 +156,25 @@ struct Class {
   bool derives_from(std::initializer_list<std::string_view> qnames, int depth = 0) const;
 };
 
-struct Call {
+struct Call {  // 88 bytes: a run holds one per call in the code (90,000 in Debian's torch package)
   Module* mod = nullptr;  // the module holding the call
+  Function* fn = nullptr; // enclosing function (null at module level)
   NodeId node = kNone;    // call
   NodeId callee = kNone;  // the call's function expression
-  Function* fn = nullptr; // enclosing function (null at module level)
+  NodeId receiver = kNone;  // the `x` of `x.attr(...)`
   int32_t loop = -1;      // innermost enclosing loop in the same function (index into mod->loops)
   std::string_view method;  // the attribute name when the callee is `x.attr`
-  NodeId receiver = kNone;  // the `x` of `x.attr(...)`
   // Phase 3.
-  std::string qname;         // resolved external name: "torch.save", "builtins.print", "" if unknown
+  // resolved external name: "torch.save", "builtins.print", "" if unknown (the module's copy,
+  // Module::call_qnames)
+  std::string_view qname;
   Function* target = nullptr;  // resolved analysed function (a class call resolves to __init__)
   Class* target_class = nullptr;  // the class instantiated, when the callee is an analysed class
   // The target receives the callee's instance as `self` without an argument for it: a class
   // instantiated (`__init__`) or an instance called (`criterion(x, y)` runs `forward`/`__call__`).
   bool implicit_self = false;
 };
+static_assert(sizeof(void*) != 8 || sizeof(Call) == 88, "Call grew: a run holds one per call");
 
 enum class LoopKind : uint8_t { Other, TrainStep, EvalStep, Epoch };
 std::string_view loop_kind_name(LoopKind k);
@@ -215,6 +218,7 @@ struct Module {
   std::vector<NodeId> assignments;            // every assignment / augmented assignment
   std::vector<NodeId> expression_statements;  // every expression statement
   std::vector<std::string> imported_modules;  // qualified names of every import (for linking)
+  StringSet call_qnames;  // the external names its calls resolve to (Call::qname), one copy each
   std::deque<std::string> import_qnames;  // the imported names Binding::qname views that the text does not hold
   std::vector<Module*> imports;               // analysed modules imported (phase 2)
   std::vector<std::pair<Module*, NodeId>> star_imports;  // `from analysed import *`

@@ -196,7 +196,7 @@ struct ModelBuilder {
       auto r = pm.resolve(m, c.callee, pm.scope_at(m, c.callee), 0);
       using RK = ProgramModel::Resolved::Kind;
       switch (r.kind) {
-        case RK::External: c.qname = r.qname; break;
+        case RK::External: c.qname = m.call_qnames.intern(r.qname); break;
         case RK::Function: c.target = r.fn; break;
         case RK::Class:
           c.target_class = r.cls;

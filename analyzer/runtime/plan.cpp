@@ -144,7 +144,7 @@ std::optional<std::string> callee_of(const py::ProgramModel& model, const Findin
     if (!best) return std::nullopt;
     if (best->target_class && best->target_class->mod == entry) return qualified(entry, best->target_class->qualname);
     if (best->target && best->target->mod == entry) return qualified(entry, best->target->qualname);
-    if (!best->qname.empty()) return best->qname;
+    if (!best->qname.empty()) return std::string(best->qname);
     if (best->target_class) return qualified(best->target_class->mod, best->target_class->qualname);
     if (best->target) return qualified(best->target->mod, best->target->qualname);
     if (!best->method.empty()) return "." + std::string(best->method);

@@ -18,7 +18,7 @@ using Built = tl::test::BuiltModel;
 Built build(const std::vector<std::pair<std::string, std::string>>& files) { return tl::test::build_model(files); }
 
 std::string qname_of_call(const Built& b, const std::string& path, const std::string& prefix) {
-  return b.call(path, prefix).qname;
+  return std::string(b.call(path, prefix).qname);
 }
 
 }  // namespace
@@ -364,7 +364,7 @@ TEST(ModelCalls, ParameterInstancesAreTheSameOnAnyNumberOfThreads) {
     for (auto& m : b.pm.modules())
       for (auto& c : m->calls)
         out.push_back(m->path + ":" + std::string(m->tree.text(c.node)) + " -> " +
-                      (c.target ? c.target->qualname : "") + " / " + c.qname);
+                      (c.target ? c.target->qualname : "") + " / " + std::string(c.qname));
     std::sort(out.begin(), out.end());
     return out;
   };
