@@ -191,8 +191,11 @@ if(TRAINLINT_PGO AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT TRAINLINT_SANITI
       endif()
     endforeach()
     target_compile_options(${lib}_pgo_train PRIVATE -dumpdir ${pgo_dir}/objects/${lib}/
-      -fprofile-generate=${pgo_dir}/data -fprofile-update=single)
-    # profile.h holds the profile's hash: an object is rebuilt (and ccache misses) when it changes
+      -fprofile-generate=${pgo_dir}/data)
+    # profile.h holds the profile's hash: an object is rebuilt when it changes. (ccache caches the
+    # instrumented objects but not these: it does not know -fprofile-partial-training. The
+    # profile itself differs from one profiling run to the next in a few recorded addresses, so a
+    # new build folder would miss anyway; they compile in about 8 s.)
     target_compile_options(${lib} PRIVATE -dumpdir ${pgo_dir}/objects/${lib}/
       -fprofile-use=${pgo_dir}/data -fprofile-partial-training -include ${pgo_dir}/profile.h)
     add_dependencies(${lib} trainlint_pgo_profile)

@@ -1,7 +1,7 @@
 # cmake -DPGO_DIR=<dir> -P PgoProfile.cmake: after the instrumented parse (cmake/Grammars.cmake,
 # TRAINLINT_PGO), writes <dir>/profile.h, a comment holding the hash of the profile in
-# <dir>/data. The libraries built with the profile include it, so that their objects are rebuilt,
-# and ccache misses, exactly when the profile changes; it is rewritten only when it differs.
+# <dir>/data. The libraries built with the profile include it, so that their objects are rebuilt
+# exactly when the profile changes; it is rewritten only when it differs.
 file(GLOB_RECURSE gcda LIST_DIRECTORIES false RELATIVE ${PGO_DIR}/data ${PGO_DIR}/data/*.gcda)
 if(NOT gcda)
   message(FATAL_ERROR "TRAINLINT_PGO: the instrumented parse wrote no profile into ${PGO_DIR}/data "
