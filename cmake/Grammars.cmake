@@ -175,8 +175,28 @@ endif()
 # build machine, 25 interleaved runs, medians): 570 ms -> 480 ms, 16% less; a profile of Debian's
 # torch package itself gave 469 ms, so the small corpus loses little (bench/README.md).
 # Off for sanitizer and fuzz builds (their instrumentation and clang's profile format differ).
+# GCC 11 or later (the profile files named by -dumpdir), and a build that can run what it builds.
 option(TRAINLINT_PGO "Optimise the tree-sitter runtime and grammars with a profile (GCC)" ON)
-if(TRAINLINT_PGO AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT TRAINLINT_SANITIZE AND NOT TRAINLINT_FUZZ)
+# The corpus: the examples, the test fixtures (Python and LibTorch C++) and trainlint's own C++;
+# a source tree without them (an export of the program alone) is built without a profile.
+set(pgo_corpus)
+foreach(d examples tests/fixtures bench/truth analyzer)
+  if(IS_DIRECTORY ${PROJECT_SOURCE_DIR}/${d})
+    list(APPEND pgo_corpus ${d})
+  endif()
+endforeach()
+set(pgo_off_because "")
+if(NOT CMAKE_C_COMPILER_ID STREQUAL "GNU" OR CMAKE_C_COMPILER_VERSION VERSION_LESS 11)
+  set(pgo_off_because "the C compiler is not GCC 11 or later")
+elseif(CMAKE_CROSSCOMPILING)
+  set(pgo_off_because "a cross build cannot run the profiling parse")
+elseif(NOT pgo_corpus MATCHES "tests/fixtures")
+  set(pgo_off_because "the sources to profile on (tests/fixtures) are not in the source tree")
+endif()
+if(TRAINLINT_PGO AND NOT TRAINLINT_SANITIZE AND NOT TRAINLINT_FUZZ AND pgo_off_because)
+  message(STATUS "TRAINLINT_PGO: the parsers are built without a profile: ${pgo_off_because}")
+endif()
+if(TRAINLINT_PGO AND NOT pgo_off_because AND NOT TRAINLINT_SANITIZE AND NOT TRAINLINT_FUZZ)
   set(pgo_dir ${CMAKE_CURRENT_BINARY_DIR}/pgo)
   # GCC names a profile's file, and identifies a static function in it, by the object's "dump"
   # path (by default the object file's): the instrumented twin and the library built with its
@@ -184,9 +204,10 @@ if(TRAINLINT_PGO AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT TRAINLINT_SANITI
   foreach(lib tree_sitter_runtime tree_sitter_python tree_sitter_cpp)
     get_target_property(srcs ${lib} SOURCES)
     add_library(${lib}_pgo_train STATIC EXCLUDE_FROM_ALL ${srcs})
+    # (this block comes after everything that sets these properties on the libraries)
     foreach(prop INCLUDE_DIRECTORIES COMPILE_DEFINITIONS COMPILE_OPTIONS C_STANDARD POSITION_INDEPENDENT_CODE)
       get_target_property(v ${lib} ${prop})
-      if(v)
+      if(NOT v STREQUAL "v-NOTFOUND")
         set_property(TARGET ${lib}_pgo_train PROPERTY ${prop} "${v}")
       endif()
     endforeach()
@@ -206,8 +227,6 @@ if(TRAINLINT_PGO AND CMAKE_C_COMPILER_ID STREQUAL "GNU" AND NOT TRAINLINT_SANITI
     tree_sitter_python_pgo_train tree_sitter_cpp_pgo_train tree_sitter_runtime_pgo_train)
   target_link_options(trainlint_pgo_trainer PRIVATE -fprofile-generate)
   set_target_properties(trainlint_pgo_trainer PROPERTIES C_STANDARD 11)
-  # The corpus: the examples, the test fixtures (Python and LibTorch C++) and trainlint's own C++.
-  set(pgo_corpus examples tests/fixtures bench/truth analyzer)
   add_custom_command(OUTPUT ${pgo_dir}/profile.h
     COMMAND ${CMAKE_COMMAND} -E rm -rf ${pgo_dir}/data
     COMMAND trainlint_pgo_trainer ${pgo_corpus}

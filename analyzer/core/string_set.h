@@ -69,7 +69,7 @@ class StringSet {
   bool insert(std::string_view s) { return add(s, false); }
   // The same, with the bytes copied into the set.
   bool insert_copy(std::string_view s) { return add(s, true); }
-  // The set's own copy of `s` (made now if `s` is new): one copy of each of many repeated names.
+  // The set's view of `s`, a copy made now if `s` is new (one copy of many repeated names); do not mix with insert().
   std::string_view intern(std::string_view s) {
     add(s, true);
     return items_[find(s)];

@@ -977,8 +977,17 @@ constexpr size_t kScanNames = 8;  // a scope binding at most this many names is 
 }
 
 void ScopeNames::seal() {
+  if (pending_.empty()) return;  // sealed already, and nothing added since
   auto pending = std::move(pending_);
   pending_ = {};
+  if (!entries_.empty()) {  // sealed before: what it held comes first, as it was bound first
+    std::vector<std::pair<std::string_view, Binding>> all;
+    all.reserve(bindings_.size() + pending.size());
+    for (auto& e : entries_)
+      for (auto& b : e.second) all.emplace_back(e.first, b);
+    for (auto& p : pending) all.push_back(std::move(p));
+    pending = std::move(all);
+  }
   bindings_.clear();
   entries_.clear();
   index_.clear();

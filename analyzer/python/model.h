@@ -91,7 +91,7 @@ class ScopeNames {
   ScopeNames& operator=(const ScopeNames&) = delete;
 
   void add(std::string_view name, Binding b) { pending_.emplace_back(name, std::move(b)); }
-  void seal();
+  void seal();  // groups what was added since the last seal() with what the table held
   void clear() { *this = ScopeNames{}; }
   const Bindings* find(std::string_view name) const;
   size_t size() const { return entries_.size(); }

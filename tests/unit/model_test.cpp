@@ -23,6 +23,49 @@ std::string qname_of_call(const Built& b, const std::string& path, const std::st
 
 }  // namespace
 
+// A scope's table: each name's bindings together in the order they were made, names in the order
+// first bound, found by a scan (a few names) or through the index (more), and a second seal()
+// keeping what the first one grouped.
+TEST(ScopeNames, GroupsBindingsByNameInBindingOrderAndSealsAgain) {
+  ScopeNames s;
+  auto bind = [&](std::string_view name, NodeId stmt) {
+    Binding b;
+    b.stmt = stmt;
+    s.add(name, b);
+  };
+  auto stmts = [&](std::string_view name) {
+    std::vector<NodeId> out;
+    if (const Bindings* bs = s.find(name))
+      for (auto& b : *bs) out.push_back(b.stmt);
+    return out;
+  };
+  bind("a", 1);
+  bind("b", 2);
+  bind("a", 3);
+  s.seal();
+  EXPECT_EQ(stmts("a"), (std::vector<NodeId>{1, 3}));
+  EXPECT_EQ(stmts("b"), (std::vector<NodeId>{2}));
+  EXPECT_EQ(s.find("c"), nullptr);
+  EXPECT_EQ(s.find(""), nullptr);
+  std::vector<std::string_view> order;
+  for (auto& [name, bs] : s) order.push_back(name);
+  EXPECT_EQ(order, (std::vector<std::string_view>{"a", "b"}));
+  s.seal();  // nothing added: the same table
+  EXPECT_EQ(stmts("a"), (std::vector<NodeId>{1, 3}));
+
+  // past the scan's few names: the index, and what the first seal() grouped kept first
+  static const std::vector<std::string> more = {"n0", "n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8", "n9", "n10"};
+  for (size_t i = 0; i < more.size(); ++i) bind(more[i], static_cast<NodeId>(10 + i));
+  bind("a", 99);
+  s.seal();
+  EXPECT_EQ(s.size(), 13u);
+  EXPECT_EQ(stmts("a"), (std::vector<NodeId>{1, 3, 99}));
+  EXPECT_EQ(stmts("b"), (std::vector<NodeId>{2}));
+  for (size_t i = 0; i < more.size(); ++i) EXPECT_EQ(stmts(more[i]), (std::vector<NodeId>{static_cast<NodeId>(10 + i)}));
+  EXPECT_EQ(s.find("n11"), nullptr);
+  EXPECT_EQ(s.begin()->first, "a");
+}
+
 TEST(ModelNames, EveryImportAndAliasForm) {
   auto b = build({{"t.py", R"(import torch
 import torch.nn as nn
