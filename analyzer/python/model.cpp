@@ -974,6 +974,22 @@ void ProgramModel::tuple_element_origins(const Module& m, NodeId assign, std::st
 
 namespace {
 constexpr size_t kScanNames = 8;  // a scope binding at most this many names is searched by a scan
+
+// An open-addressing table of ScopeNames entries (entry + 1 by slot, 0 for a free slot), with room
+// for `n` names at most half full.
+std::vector<uint32_t> name_table(size_t n) {
+  size_t cap = 16;
+  while (cap < 2 * n) cap <<= 1;
+  return std::vector<uint32_t>(cap, 0);
+}
+
+// The slot of `name` in `table`: the one holding it, else the free one where it would go.
+size_t slot_of(const std::vector<uint32_t>& table, const std::vector<ScopeNames::Entry>& entries, std::string_view name) {
+  const size_t mask = table.size() - 1;
+  size_t h = name_hash(name) & mask;
+  while (table[h] && entries[table[h] - 1].first != name) h = (h + 1) & mask;
+  return h;
+}
 }
 
 void ScopeNames::seal() {
@@ -993,14 +1009,11 @@ void ScopeNames::seal() {
   index_.clear();
   if (pending.empty()) return;
   // each binding's name, numbered in the order names are first bound
-  size_t cap = 16;
-  while (cap < 2 * pending.size()) cap <<= 1;
-  std::vector<uint32_t> slots(cap, 0);
+  std::vector<uint32_t> slots = name_table(pending.size());
   std::vector<uint32_t> entry_of(pending.size()), count;
   for (size_t i = 0; i < pending.size(); ++i) {
     const std::string_view name = pending[i].first;
-    size_t h = name_hash(name) & (cap - 1);
-    while (slots[h] && entries_[slots[h] - 1].first != name) h = (h + 1) & (cap - 1);
+    const size_t h = slot_of(slots, entries_, name);
     if (!slots[h]) {
       entries_.push_back({name, {}});
       count.push_back(0);
@@ -1021,14 +1034,8 @@ void ScopeNames::seal() {
     entries_[e].second = Bindings(bindings_.data() + (next[e] - count[e]), count[e]);
   entries_.shrink_to_fit();
   if (entries_.size() <= kScanNames) return;
-  cap = 16;
-  while (cap < 2 * entries_.size()) cap <<= 1;
-  index_.assign(cap, 0);
-  for (uint32_t e = 0; e < entries_.size(); ++e) {
-    size_t h = name_hash(entries_[e].first) & (cap - 1);
-    while (index_[h]) h = (h + 1) & (cap - 1);
-    index_[h] = e + 1;
-  }
+  index_ = name_table(entries_.size());
+  for (uint32_t e = 0; e < entries_.size(); ++e) index_[slot_of(index_, entries_, entries_[e].first)] = e + 1;
 }
 
 const Bindings* ScopeNames::find(std::string_view name) const {
@@ -1037,10 +1044,8 @@ const Bindings* ScopeNames::find(std::string_view name) const {
       if (e.first == name) return &e.second;
     return nullptr;
   }
-  const size_t mask = index_.size() - 1;
-  for (size_t h = name_hash(name) & mask; index_[h]; h = (h + 1) & mask)
-    if (entries_[index_[h] - 1].first == name) return &entries_[index_[h] - 1].second;
-  return nullptr;
+  const uint32_t k = index_[slot_of(index_, entries_, name)];
+  return k ? &entries_[k - 1].second : nullptr;
 }
 
 const Bindings* ProgramModel::bindings_of(const Module& m, NodeId id) const {
