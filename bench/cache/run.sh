@@ -37,6 +37,7 @@ done
 [ -n "$tl" ] || tl=$(command -v trainlint || true)
 [ -x "$tl" ] || { echo "no trainlint binary: build it or set TRAINLINT" >&2; exit 2; }
 command -v hyperfine >/dev/null || { echo "hyperfine is missing (scripts/deps.sh installs it)" >&2; exit 2; }
+tl=$(realpath "$tl")  # the runs are made from inside the copy, where a relative path names nothing
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -55,7 +56,9 @@ echo "tree: $tree ($files .py files, $bytes bytes), edited file: $edit; $(nproc)
 
 j=${jobs:+-j $jobs}
 cd "$tmp/copy"
-"$tl" --quiet $j --cache-dir "$tmp/cache" "$name" >/dev/null 2>&1 || true
+# (exit status 1 means findings; the check below tells a run that failed from one that reported)
+"$tl" --quiet $j --cache-dir "$tmp/cache" "$name" >/dev/null 2>"$tmp/fill.err" || true
+[ -d "$tmp/cache/runs" ] || { echo "the first run filled no cache ($tl):" >&2; cat "$tmp/fill.err" >&2; exit 2; }
 json=$tmp/cache.json
 hyperfine -i --runs "$runs" --warmup 1 --export-json "$json" \
   --prepare 'true' --command-name cold "$tl --quiet $j --no-cache $qname" \
