@@ -56,9 +56,15 @@ echo "tree: $tree ($files .py files, $bytes bytes), edited file: $edit; $(nproc)
 
 j=${jobs:+-j $jobs}
 cd "$tmp/copy"
-# (exit status 1 means findings; the check below tells a run that failed from one that reported)
-"$tl" --quiet $j --cache-dir "$tmp/cache" "$name" >/dev/null 2>"$tmp/fill.err" || true
-[ -d "$tmp/cache/runs" ] || { echo "the first run filled no cache ($tl):" >&2; cat "$tmp/fill.err" >&2; exit 2; }
+rc=0
+"$tl" --quiet $j --cache-dir "$tmp/cache" "$name" >/dev/null 2>"$tmp/fill.err" || rc=$?
+# 1 means findings, as in scripts/setup.sh; more is a run that failed. It must also have written
+# its run entry (the folder itself is made when the cache opens, before any analysis).
+if [ "$rc" -gt 1 ] || [ -z "$(find "$tmp/cache/runs" -type f 2>/dev/null | head -1)" ]; then
+  echo "the first run filled no cache (exit status $rc, $tl):" >&2
+  cat "$tmp/fill.err" >&2
+  exit 2
+fi
 json=$tmp/cache.json
 hyperfine -i --runs "$runs" --warmup 1 --export-json "$json" \
   --prepare 'true' --command-name cold "$tl --quiet $j --no-cache $qname" \
