@@ -475,21 +475,26 @@ struct ModelBuilder {
         if (ns.size() == before) break;
       }
       // functions returning a device
+      // (its own return statements: the named nodes of its body, in id order, a nested function,
+      // class or lambda and an anonymous token skipped whole; ids are pre-order, so a subtree is
+      // skipped by a jump to its end, and the walk reads the nodes in the order they lie in memory)
+      const Tree& t = m.tree;
       for (auto& f : m.functions) {
         if (f->body == kNone) continue;
-        std::vector<NodeId> stack{f->body};
-        while (!stack.empty()) {
-          NodeId x = stack.back();
-          stack.pop_back();
-          if (m.tree.is(x, K::FunctionDefinition) || m.tree.is(x, K::ClassDefinition) || m.tree.is(x, K::Lambda)) continue;
-          if (m.tree.is(x, K::ReturnStatement)) {
-            NodeId v = m.tree.first_named_child(x);
-            if (v != kNone && (mentions_accelerator(m.tree, v) || reads_name_in(m.tree, v, ns)))
-              device_fns_of[mi].push_back(f.get());
+        for (NodeId x = f->body, end = t[f->body].subtree_end; x < end;) {
+          const auto& nd = t[x];
+          if ((x != f->body && !nd.named) || nd.kind == K::FunctionDefinition || nd.kind == K::ClassDefinition ||
+              nd.kind == K::Lambda) {
+            x = nd.subtree_end;
             continue;
           }
-          for (NodeId c = m.tree.first_child(x); c != kNone; c = m.tree.next_sibling(c))
-            if (m.tree[c].named) stack.push_back(c);
+          if (nd.kind == K::ReturnStatement) {
+            NodeId v = t.first_named_child(x);
+            if (v != kNone && (mentions_accelerator(t, v) || reads_name_in(t, v, ns))) device_fns_of[mi].push_back(f.get());
+            x = nd.subtree_end;
+            continue;
+          }
+          ++x;
         }
       }
     });
