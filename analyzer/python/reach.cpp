@@ -110,9 +110,9 @@ struct ProgramReach {
                     const StringSet& names) const {
     const Tree& t = m.tree;
     // The position is judged before the name: the parent's kind and field lie in the flat array
-    // beside the node, where the name is a hash of its text (578 K identifiers in Debian's torch
-    // package, a third of them named like an analysed function or class; one in six in a
-    // referencing position).
+    // beside the node, where the name is a hash of its text (Debian's torch package: 578 K
+    // identifiers, a third of them named like an analysed function or class, half of them where
+    // a reference can stand; the names are now looked up for those 284 K, 87 K pass both).
     for (NodeId n = 0; n < t.size(); ++n) {
       if (!t.is(n, K::Identifier)) continue;
       NodeId p = t.parent(n);
