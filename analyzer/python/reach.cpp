@@ -239,17 +239,17 @@ struct ProgramReach {
     });
     // the dead-branch plans of every function some program reaches and that has candidate ifs:
     // once, where each program asked again for every function it reaches (the torch package's 270
-    // programs reach 935 K functions in all, 15 K distinct)
-    // The candidate ifs are found only for the functions dead_plans() can plan for (reached by
-    // some program, neither nested nor decorated): a walk of every function's body was a tenth of
-    // the reachability pass on the torch package, most of it for functions no program reaches.
+    // programs reach 935 K functions in all, 15 K distinct). The candidate ifs are found only for
+    // the reached functions dead_plans() may plan for (may_plan): a walk of every function's body
+    // was a tenth of the reachability pass on the torch package, most of it for functions no
+    // program reaches.
     {
       std::vector<char> reached(pm.functions_.size(), 0);
       for (const Program& p : pm.programs_)
         for (uint32_t id : p.reached_ids) reached[id] = 1;
       std::vector<uint32_t> plannable;
       for (uint32_t id = 0; id < reached.size(); ++id)
-        if (reached[id] && !pm.functions_[id]->outer && pm.functions_[id]->decorators.empty()) plannable.push_back(id);
+        if (reached[id] && may_plan(*pm.functions_[id])) plannable.push_back(id);
       if_candidates_.assign(pm.functions_.size(), {});
       parallel_for(plannable.size(), threads,
                    [&](size_t k) { if_candidates_[plannable[k]] = if_candidates(*pm.functions_[plannable[k]]); });
@@ -663,9 +663,12 @@ struct ProgramReach {
   // caller in the program fixes so that the branch cannot run: f's plans. Only plain module-level
   // functions (their callers are all visible as calls) and methods whose `self.flag` is set once in
   // `__init__`, from such a parameter or to a value fixed there.
+  // What dead_plans() may plan for at all: neither nested nor decorated (a decorator may call the
+  // function any way it likes). Its candidate ifs are found for these functions alone.
+  static bool may_plan(const Function& f) { return !f.outer && f.decorators.empty(); }
   std::vector<DeadPlan> dead_plans(const Function& f) const {
     std::vector<DeadPlan> out;
-    if (if_candidates_[f.id].empty() || f.outer || !f.decorators.empty()) return out;
+    if (if_candidates_[f.id].empty() || !may_plan(f)) return out;
     auto plain_calls = [&](const Function* g) { return !pm.fn_referenced_[g->id] && !pm.callers_of(g).empty(); };
     // a plain function's parameters, when all its callers are calls; a method's `self.flag`,
     // set once in `__init__` from its parameter, when all instances come from class calls
