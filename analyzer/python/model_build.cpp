@@ -79,6 +79,13 @@ struct ModelBuilder {
                     is_loader_wrapper(m, b.value) && is_loader_expr(m, b.value, depth + 1)))
                 all = false;
             if (all) return true;
+            // one loader out of a list of them: `for dl in val_loaders: for batch in dl:`
+            all = true;
+            for (auto& b : *bs)
+              if (!(b.kind == Binding::Kind::ForTarget && b.stmt != kNone && t.is(b.stmt, K::ForStatement) &&
+                    iterates_loaders(m, b.stmt) && is_loader_expr(m, t.field(b.stmt, F::Right), depth + 1)))
+                all = false;
+            if (all) return true;
           }
         // a parameter (`def evaluate(model, valid_dl)`): is every caller passing a loader?
         if (t.is(e, K::Identifier) && depth < 3)
@@ -119,6 +126,33 @@ struct ModelBuilder {
       }
       default: return false;
     }
+  }
+
+  // A loop whose elements are loaders, not batches (`for loader in val_loaders:`, `for i, dl in
+  // enumerate(self.dataloaders):`): each iteration runs a whole pass over one loader, so the loop
+  // is not a data loop, though its iterable's name contains `loader`. Told by the loop's target
+  // (a name in it contains `loader`) or by the iterable (a plural `...loaders` name, also inside
+  // enumerate / iter / tqdm). `loaders[k]` is one loader and stays a data loop.
+  static bool names_loaders(const Tree& t, NodeId e) {
+    if (e == kNone || !(t.is(e, K::Identifier) || t.is(e, K::Attribute))) return false;
+    std::string d = dotted_text(t, e);
+    std::string_view last = last_component(d);
+    return last.size() >= 7 && icontains(last.substr(last.size() - 7), "loaders");
+  }
+  bool iterates_loaders(const Module& m, NodeId for_stmt) const {
+    const Tree& t = m.tree;
+    NodeId left = t.field(for_stmt, F::Left), right = t.field(for_stmt, F::Right);
+    if (left != kNone)
+      for (NodeId n = left; n < t[left].subtree_end; ++n)
+        if (t.is(n, K::Identifier) && icontains(t.text(n), "loader")) return true;
+    for (int depth = 0; right != kNone && depth < 4; ++depth) {
+      if (names_loaders(t, right)) return true;
+      if (!t.is(right, K::Call) || !is_loader_wrapper(m, right)) break;
+      const Call* c = m.call_at(right);
+      if (!c || c->qname == "builtins.zip") break;
+      right = pm.positional_arg(m, *c, 0);
+    }
+    return false;
   }
 
   // ---- phase 2 -------------------------------------------------------------------------
@@ -704,7 +738,7 @@ struct ModelBuilder {
           if (is_backward(c) || (c.target && c.target->reaches_backward)) L.reaches_backward = true;
         }
         NodeId it = m.tree.is(L.node, K::ForStatement) ? m.tree.field(L.node, F::Right) : kNone;
-        L.data_loop = it != kNone && is_loader_expr(m, it);
+        L.data_loop = it != kNone && is_loader_expr(m, it) && !iterates_loaders(m, L.node);
       }
     });
 
