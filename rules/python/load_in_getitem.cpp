@@ -81,13 +81,22 @@ struct Analyzer {
   }
 
   // `if self.cache is None: self.cache = load(...)`: a load guarded by a check on what it fills.
-  bool under_cache_guard(const py::Function& f, py::NodeId n) {
+  // `n` may also be a call to `callee` that fills it (`if not self.data_file: self.open_data()`,
+  // where `open_data` sets `self.data_file`): the callee's loads then run once per worker too.
+  bool under_cache_guard(const py::Function& f, py::NodeId n, const py::Function* callee = nullptr) {
     const py::Tree& t = f.mod->tree;
+    std::unordered_set<std::string> callee_sets;
+    if (callee && callee->body != py::kNone) {
+      std::unordered_set<std::string> all;
+      py::collect_assigned_names(callee->mod->tree, callee->body, all);
+      for (auto& a : all)
+        if (a.rfind("self.", 0) == 0) callee_sets.insert(a);
+    }
     for (py::NodeId p = t.parent(n); p != py::kNone && p != f.body; p = t.parent(p)) {
       if (!t.is(p, py::K::IfStatement)) continue;
       py::NodeId cond = t.field(p, py::F::Condition), cons = t.field(p, py::F::Consequence);
       if (cond == py::kNone || cons == py::kNone || !t.contains(cons, n)) continue;
-      std::unordered_set<std::string> assigned;
+      std::unordered_set<std::string> assigned = callee_sets;
       py::collect_assigned_names(t, cons, assigned);
       for (auto& a : assigned)
         if (a.rfind("self.", 0) == 0 || a.find('.') == std::string::npos) {
@@ -148,8 +157,9 @@ struct Analyzer {
         continue;
       }
       if (!c.target) continue;
-      // which of the callee's parameters receive index-dependent values
       const py::Function& g = *c.target;
+      if (under_cache_guard(f, c.node, &g)) continue;  // a lazy open, once per worker
+      // which of the callee's parameters receive index-dependent values
       std::unordered_set<std::string> tp;
       size_t offset = (!g.params.empty() && g.params[0] == "self" && c.receiver != py::kNone) ? 1 : 0;
       py::NodeId args = t.field(c.node, py::F::Arguments);
