@@ -1,6 +1,7 @@
 // TL205 load-in-getitem: inside Dataset.__getitem__ (or a function it calls), a file open or
 // deserialisation whose arguments do not depend on the index parameter.
 #include <algorithm>
+#include <optional>
 #include <set>
 #include <unordered_set>
 
@@ -85,18 +86,23 @@ struct Analyzer {
   // where `open_data` sets `self.data_file`): the callee's loads then run once per worker too.
   bool under_cache_guard(const py::Function& f, py::NodeId n, const py::Function* callee = nullptr) {
     const py::Tree& t = f.mod->tree;
-    std::unordered_set<std::string> callee_sets;
-    if (callee && callee->body != py::kNone) {
-      std::unordered_set<std::string> all;
-      py::collect_assigned_names(callee->mod->tree, callee->body, all);
-      for (auto& a : all)
-        if (a.rfind("self.", 0) == 0) callee_sets.insert(a);
-    }
+    // the callee's `self.` assignments, read once, at the first `if` around the call (most
+    // calls have none)
+    std::optional<std::unordered_set<std::string>> callee_sets;
     for (py::NodeId p = t.parent(n); p != py::kNone && p != f.body; p = t.parent(p)) {
       if (!t.is(p, py::K::IfStatement)) continue;
       py::NodeId cond = t.field(p, py::F::Condition), cons = t.field(p, py::F::Consequence);
       if (cond == py::kNone || cons == py::kNone || !t.contains(cons, n)) continue;
-      std::unordered_set<std::string> assigned = callee_sets;
+      if (!callee_sets) {
+        callee_sets.emplace();
+        if (callee && callee->body != py::kNone) {
+          std::unordered_set<std::string> all;
+          py::collect_assigned_names(callee->mod->tree, callee->body, all);
+          for (auto& a : all)
+            if (a.rfind("self.", 0) == 0) callee_sets->insert(a);
+        }
+      }
+      std::unordered_set<std::string> assigned = *callee_sets;
       py::collect_assigned_names(t, cons, assigned);
       for (auto& a : assigned)
         if (a.rfind("self.", 0) == 0 || a.find('.') == std::string::npos) {
