@@ -72,7 +72,9 @@ struct Collector {
         NodeId obj = t.field(target, F::Object);
         NodeId attr = t.field(target, F::Attribute);
         if (method_cls && obj != kNone && attr != kNone && t.is(obj, K::Identifier) && t.text(obj) == "self") {
-          if (kind == Binding::Kind::Assign && whole) method_cls->attr_values[t.text(attr)].push_back(value);
+          // one element of an unpacked value (`self.data, self.vocab = tokenize(path)`): the
+          // attribute is assigned a value the collection does not know (kNone)
+          if (kind == Binding::Kind::Assign) method_cls->attr_values[t.text(attr)].push_back(whole ? value : kNone);
           if (!fn || (fn->name != "__init__" && fn->name != "setup" && fn->name != "__post_init__"))
             method_cls->attrs_mutated_outside_init.insert(t.text(attr));
         }

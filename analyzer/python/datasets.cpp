@@ -75,6 +75,32 @@ bool lazy_storage(const Module& m, NodeId v) {
   return false;
 }
 
+// True when the class, an analysed base, or a function their methods call mentions worker
+// processes: `get_worker_info()`, a name or attribute containing `worker` (`self.worker_id` set by
+// a `worker_init_fn`, `num_workers`), or a library sharding helper (`split_by_worker`).
+bool worker_aware(const Class& c) {
+  std::vector<const Class*> lineage{&c};
+  for (size_t i = 0; i < lineage.size() && lineage.size() < 8; ++i)
+    for (const Class* b : lineage[i]->local_bases)
+      if (std::find(lineage.begin(), lineage.end(), b) == lineage.end()) lineage.push_back(b);
+  std::vector<const Function*> fns;
+  for (const Class* k : lineage)
+    for (auto& [name, f] : k->methods) fns.push_back(f);
+  for (size_t i = 0, n = fns.size(); i < n; ++i)
+    for (uint32_t ci : fns[i]->calls) {
+      const Call& call = fns[i]->mod->calls[ci];
+      if (call.target && std::find(fns.begin(), fns.end(), call.target) == fns.end() && fns.size() < 64)
+        fns.push_back(call.target);
+    }
+  for (const Function* f : fns) {
+    if (f->body == kNone) continue;
+    const Tree& t = f->mod->tree;
+    for (NodeId n = f->body; n < t[f->body].subtree_end; ++n)
+      if (t.is(n, K::Identifier) && icontains(t.text(n), "worker")) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c) const {
@@ -232,6 +258,12 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       }
     }
   }
+  // An IterableDataset is copied into every worker process: one that never asks which worker it
+  // runs in (`get_worker_info()`, a `worker_*` attribute or name an init function sets) yields
+  // its whole stream from each of them, so workers would duplicate the data.
+  if (c.derives_from({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}) &&
+      !c.find_method("__getitem__") && !worker_aware(c))
+    return DS::Unsharded;
   // __getitem__ that only indexes attributes built in __init__
   Function* g = c.find_method("__getitem__");
   if (!g || g->body == kNone) return DS::Unknown;
@@ -314,6 +346,8 @@ ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, Node
                   vals.emplace_back(&mm, pm.positional_arg(mm, *c, 0));
                   continue;
                 }
+              // dataset, model, optimizer = load_train_objs(): that element of what it returns
+              if (unpacked(mm, b, t.text(e), vals)) continue;
               return DS::Unknown;
             }
             if (b.kind == Binding::Kind::Param) {
@@ -357,6 +391,50 @@ ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, Node
         }
         default: return DS::Unknown;
       }
+    }
+    // `name` bound by unpacking (`a, b = f()` or `a, b = x, y`): the values it takes, appended
+    // to `vals`; false when they cannot be seen (a starred target, a return that is no tuple).
+    bool unpacked(const Module& mm, const Binding& b, std::string_view name,
+                  std::vector<std::pair<const Module*, NodeId>>& vals) {
+      const Tree& t = mm.tree;
+      if (b.stmt == kNone || !t.is(b.stmt, K::Assignment)) return false;
+      NodeId left = t.field(b.stmt, F::Left);
+      if (left == kNone || !(t.is(left, K::PatternList) || t.is(left, K::TuplePattern))) return false;
+      auto els = t.named_children(left);
+      size_t index = els.size();
+      for (size_t i = 0; i < els.size(); ++i) {
+        if (t.is(els[i], K::ListSplatPattern)) return false;
+        if (t.is(els[i], K::Identifier) && t.text(els[i]) == name) index = i;
+      }
+      if (index == els.size()) return false;
+      auto element = [&](const Tree& vt, NodeId v) -> NodeId {
+        if (v == kNone || !(vt.is(v, K::ExpressionList) || vt.is(v, K::Tuple))) return kNone;
+        auto xs = vt.named_children(v);
+        if (xs.size() != els.size()) return kNone;
+        for (NodeId x : xs)
+          if (vt.is(x, K::ListSplat)) return kNone;
+        return xs[index];
+      };
+      if (NodeId x = element(t, b.value); x != kNone) {
+        vals.emplace_back(&mm, x);
+        return true;
+      }
+      if (!t.is(b.value, K::Call)) return false;
+      const Call* c = mm.call_at(b.value);
+      if (!c || !c->target || c->target->body == kNone) return false;
+      const Function& f = *c->target;
+      const Tree& ft = f.mod->tree;
+      size_t before = vals.size();
+      for (NodeId n = f.body; n < ft[f.body].subtree_end; ++n) {
+        if (!ft.is(n, K::ReturnStatement) || f.mod->enclosing_function(n) != &f) continue;
+        NodeId x = element(ft, ft.first_named_child(n));
+        if (x == kNone) {
+          vals.resize(before);
+          return false;
+        }
+        vals.emplace_back(f.mod, x);
+      }
+      return vals.size() > before;
     }
     DS all(const Module& mm, const std::vector<NodeId>& es, int depth) {
       std::vector<std::pair<const Module*, NodeId>> vals;

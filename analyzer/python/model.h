@@ -441,6 +441,8 @@ class ProgramModel {
     Unknown,
     InMemory,   // a TensorDataset, or __getitem__ only indexes tensors/arrays built in __init__
     LiveState,  // an IterableDataset whose __iter__ reads state training changes or calls a model
+    Unsharded,  // an IterableDataset that never asks which worker it runs in: workers would each
+                // yield the whole stream
   };
   // The storage of the dataset expression `ds` (a DataLoader's first argument), followed through
   // names, attributes, parameters, factories and Subset/random_split.

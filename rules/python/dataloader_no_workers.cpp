@@ -17,14 +17,22 @@ void check_dataloader_no_workers(RuleContext& ctx) {
     // training process changes (workers would iterate stale copies): the model knows.
     py::NodeId ds = ctx.model.keyword_arg(ctx.mod, c, "dataset");
     if (ds == py::kNone) ds = ctx.model.positional_arg(ctx.mod, c, 0);
-    if (ds != py::kNone && ctx.model.dataset_storage(ctx.mod, ds) != py::ProgramModel::DatasetStorage::Unknown) continue;
+    using DS = py::ProgramModel::DatasetStorage;
+    DS storage = ds != py::kNone ? ctx.model.dataset_storage(ctx.mod, ds) : DS::Unknown;
+    if (storage == DS::InMemory || storage == DS::LiveState) continue;
     bool missing = v.values.empty();
-    ctx.report(c.node, std::string(missing ? "DataLoader has no `num_workers`" : "DataLoader has `num_workers=0`") +
-                           (trains_on_accelerator(ctx)
-                                ? ": batches are loaded and collated in the training process, so the GPU waits for "
-                                  "every batch; use worker processes (`num_workers>0`)"
-                                : ": batches are loaded and collated in the training process, between steps, adding "
-                                  "to every step's time; use worker processes (`num_workers>0`)"));
+    std::string msg = std::string(missing ? "DataLoader has no `num_workers`" : "DataLoader has `num_workers=0`") +
+                      (trains_on_accelerator(ctx)
+                           ? ": batches are loaded and collated in the training process, so the GPU waits for "
+                             "every batch; use worker processes (`num_workers>0`)"
+                           : ": batches are loaded and collated in the training process, between steps, adding "
+                             "to every step's time; use worker processes (`num_workers>0`)");
+    // Each worker iterates its own copy of an IterableDataset: one that never asks which worker
+    // it is would yield its whole stream from every worker.
+    if (storage == DS::Unsharded)
+      msg += ", and split the stream between them in `__iter__` with `torch.utils.data.get_worker_info()`, "
+             "or every worker yields every sample";
+    ctx.report(c.node, msg);
   }
 }
 

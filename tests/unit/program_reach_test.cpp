@@ -289,6 +289,13 @@ class Stream(IterableDataset):
             yield np.load(p)
 
 
+class ShardedStream(Stream):
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        for p in self.paths[info.id::info.num_workers] if info else self.paths:
+            yield np.load(p)
+
+
 buf = Buffer()
 ds = TensorDataset(torch.randn(8, 2))
 a, b = random_split(ds, [4, 4])
@@ -297,6 +304,7 @@ DataLoader(a)
 DataLoader(Files(["x.jpg"]))
 DataLoader(Replay(buf))
 DataLoader(Stream(["s.npy"]))
+DataLoader(ShardedStream(["s.npy"]))
 )"}});
   const Module& m = mod(pm, "d.py");
   auto storage = [&](const std::string& prefix) {
@@ -308,7 +316,9 @@ DataLoader(Stream(["s.npy"]))
   EXPECT_EQ(storage("DataLoader(a)"), DS::InMemory);
   EXPECT_EQ(storage("DataLoader(Files("), DS::Unknown);
   EXPECT_EQ(storage("DataLoader(Replay("), DS::LiveState);
-  EXPECT_EQ(storage("DataLoader(Stream("), DS::Unknown);
+  // an IterableDataset that never asks which worker it is: every worker would yield it all
+  EXPECT_EQ(storage("DataLoader(Stream("), DS::Unsharded);
+  EXPECT_EQ(storage("DataLoader(ShardedStream("), DS::Unknown);
 }
 
 TEST(CudaOrder, FollowsTheCallsFromTheEntry) {
