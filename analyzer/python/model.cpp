@@ -550,6 +550,12 @@ bool ProgramModel::programs_use_accelerator(const Module& m) const {
   return false;
 }
 
+bool ProgramModel::runs_in_accelerator_program(const Module& m, NodeId node) const {
+  for (uint32_t p : m.programs)
+    if (programs_[p].uses_accelerator && runs_in_program(programs_[p], m, node)) return true;
+  return false;
+}
+
 // ---- value facts ----------------------------------------------------------------------
 
 namespace {

@@ -425,6 +425,8 @@ class ProgramModel {
   // The analysed class of an instance expression (`agent` where `agent = Agent()`), or null.
   const Class* instance_class(const Module& m, NodeId expr) const;
   bool programs_use_accelerator(const Module& m) const;
+  // Does `node` run in some program of `m` that trains on an accelerator?
+  bool runs_in_accelerator_program(const Module& m, NodeId node) const;
   // Does `node` of `m` run when program `p` runs: the top level of a member module (the
   // `__main__` block only in the entry script), or a function reachable from it?
   bool runs_in_program(const Program& p, const Module& m, NodeId node) const;

@@ -536,10 +536,23 @@ struct ModelBuilder {
     for (auto& v : device_fns_of) device_fns.insert(v.begin(), v.end());
     // Per module, once: the sites of direct facts, and the device names its `.to(x)` / `device=x`
     // use; a program counts only the sites it runs (docs/concepts.md "Program").
+    // A module of Lightning's own packages ("src.lightning.pytorch.trainer.trainer" in its repository).
+    auto in_lightning_package = [](std::string_view dotted) {
+      while (!dotted.empty()) {
+        size_t dot = dotted.find('.');
+        std::string_view part = dotted.substr(0, dot);
+        if (part == "lightning" || part == "pytorch_lightning") return true;
+        if (dot == std::string_view::npos) break;
+        dotted.remove_prefix(dot + 1);
+      }
+      return false;
+    };
     struct ModuleFacts {
       std::vector<NodeId> opt, backward, accel;
       std::vector<const Class*> lightning;
-      bool lightning_cpu = false;
+      // Lightning trainers pinned to the CPU (`Trainer(accelerator="cpu")`, a LightningCLI's
+      // `trainer_defaults={"accelerator": "cpu"}`), and trainers built for any other accelerator
+      std::vector<NodeId> lightning_cpu, lightning_other;
       std::vector<std::tuple<NodeId, std::string, NodeId>> used_device_names;  // site, name, device expression
     };
     std::vector<ModuleFacts> facts(pm.modules_.size());
@@ -559,13 +572,18 @@ struct ModelBuilder {
       for (NodeId n = 0; n < t.size(); ++n)
         if (t.is(n, K::Pair)) {
           NodeId k = t.field(n, F::Key), v = t.field(n, F::Value);
-          if (string_literal_value(t, k) == "accelerator" && string_literal_value(t, v) == "cpu") mf.lightning_cpu = true;
+          if (string_literal_value(t, k) == "accelerator" && string_literal_value(t, v) == "cpu") mf.lightning_cpu.push_back(n);
         }
       for (auto& c : m.calls) {
-        if ((c.qname.rfind("pytorch_lightning", 0) == 0 || c.qname.rfind("lightning", 0) == 0) &&
-            last_component(c.qname) == "Trainer") {
+        // Lightning's Trainer, installed or analysed (linting Lightning's own repository)
+        bool lightning_trainer =
+            c.target_class ? c.target_class->name == "Trainer" && in_lightning_package(c.target_class->mod->dotted)
+                           : (c.qname.rfind("pytorch_lightning", 0) == 0 || c.qname.rfind("lightning", 0) == 0) &&
+                                 last_component(c.qname) == "Trainer";
+        if (lightning_trainer) {
           NodeId acc = pm.keyword_arg(m, c, "accelerator");
-          if (acc != kNone && string_literal_value(t, acc) == "cpu") mf.lightning_cpu = true;
+          if (acc != kNone && string_literal_value(t, acc) == "cpu") mf.lightning_cpu.push_back(c.node);
+          else if (acc != kNone || !pm.has_splat(m, c)) mf.lightning_other.push_back(c.node);
         }
         if (is_opt_step(m, c)) mf.opt.push_back(c.node);
         if (is_backward(c)) mf.backward.push_back(c.node);
@@ -615,7 +633,7 @@ struct ModelBuilder {
     parallel_for(pm.programs_.size(), threads, [&](size_t pi) {
       Program& p = pm.programs_[pi];
       bool accel = false;
-      bool lightning = false, lightning_cpu = false;
+      bool lightning = false, lightning_cpu = false, lightning_other = false;
       auto any_runs = [&](const Module& m, const std::vector<NodeId>& sites, bool accel_sites = false) {
         for (NodeId n : sites)
           if (pm.runs_in_program(p, m, n)) {
@@ -640,9 +658,14 @@ struct ModelBuilder {
               p.accel_node = cl->def;
             }
           }
-        lightning_cpu |= mf.lightning_cpu;
+        lightning_cpu = lightning_cpu || any_runs(*m, mf.lightning_cpu);
+        lightning_other = lightning_other || any_runs(*m, mf.lightning_other);
       }
-      if (lightning && !lightning_cpu) accel = true;
+      // Every Lightning trainer the program builds is pinned to the CPU: Lightning places the
+      // model and the batches there, and the device code of its modules (`if device != "cpu":
+      // x = x.cuda(device)`, the library's own `.cuda()`) follows the trainer's device.
+      bool pinned_cpu = lightning_cpu && !lightning_other;
+      if (lightning && !pinned_cpu) accel = true;
       for (Module* m : p.members) {
         if (accel) break;
         for (auto& [site, used, expr] : facts[m->index].used_device_names) {
@@ -666,6 +689,7 @@ struct ModelBuilder {
           if (accel) break;
         }
       }
+      if (pinned_cpu) accel = false;
       p.uses_accelerator = accel;
       if (!accel) {
         p.accel_mod = nullptr;

@@ -94,6 +94,53 @@ struct ProgramReach {
           break;
         }
     }
+    // Test support: pytest's conftest.py, and the helpers of a test folder (`tests/utils.py`,
+    // `tests/helpers/datamodules.py`) that no script runs and only tests and other helpers import.
+    // They hold fixtures (a DataLoader over a few samples, a tiny model), not a training program.
+    std::vector<char> cand(pm.modules_.size(), 0);
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      if (m.is_test || m.has_main_guard) continue;
+      std::filesystem::path rel(m.name_path.empty() ? m.path : m.name_path);
+      if (rel.filename() == "conftest.py") {
+        m.is_test = true;
+        continue;
+      }
+      for (auto it = rel.begin(); it != rel.end() && std::next(it) != rel.end(); ++it)
+        if (*it == "tests" || *it == "test" || *it == "testing") cand[m.index] = 1;
+    }
+    // A candidate stays one while something imports it and every importer is a test or another
+    // candidate: a script or library module importing it makes it part of their program, and a
+    // file nothing imports is a script of its own.
+    for (bool changed = true; changed;) {
+      changed = false;
+      std::vector<char> by_test(pm.modules_.size(), 0), by_other(pm.modules_.size(), 0);
+      for (auto& mp : pm.modules_)
+        for (Module* t : mp->imports)
+          (mp->is_test || cand[mp->index] ? by_test : by_other)[t->index] = 1;
+      for (auto& mp : pm.modules_)
+        if (cand[mp->index] && (by_other[mp->index] || !by_test[mp->index])) {
+          cand[mp->index] = 0;
+          changed = true;
+        }
+    }
+    // ... and a test imports it, directly or through other helpers (helpers that only import each
+    // other are not test support by that alone)
+    std::vector<char> from_test(pm.modules_.size(), 0);
+    std::vector<Module*> work;
+    for (auto& mp : pm.modules_)
+      if (mp->is_test) work.push_back(mp.get());
+    while (!work.empty()) {
+      Module* x = work.back();
+      work.pop_back();
+      for (Module* t : x->imports)
+        if (cand[t->index] && !from_test[t->index]) {
+          from_test[t->index] = 1;
+          work.push_back(t);
+        }
+    }
+    for (auto& mp : pm.modules_)
+      if (cand[mp->index] && from_test[mp->index]) mp->is_test = true;
   }
 
   // ---- reachability ----------------------------------------------------------------------

@@ -40,6 +40,9 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
   for (auto& c : ctx.mod.calls) {
     if (!is_dataloader_ctor(c.qname)) continue;
     if (one_shot_loader(ctx, c)) continue;
+    // the loader is built in a program that trains on an accelerator, not only defined in a
+    // module one imports (a library's demo or test fixture no entry script runs)
+    if (!ctx.model.runs_in_accelerator_program(ctx.mod, c.node)) continue;
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);
     bool all_false = v.all([&](const py::Literal& l) { return !v.is_truthy_literal(l); }, /*absent_ok=*/true);
     if (!all_false) continue;
