@@ -158,7 +158,7 @@ def main():
             if args.steps and step >= args.steps:
                 break
             print(f"epoch {epoch}: validation loss {evaluate(model, val_loader, criterion, device):.4f}")
-        resumed = torch.load(ckpt_path)  # TL402
+        resumed = torch.load(os.environ.get("RESUME_FROM", ckpt_path))  # TL402
         print(f"done: {step} steps, checkpoint of {os.path.getsize(ckpt_path)} bytes")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -1,15 +1,135 @@
-// TL402 torch-load-no-map-location: torch.load(...) without map_location.
+// TL402 torch-load-no-map-location: torch.load(...) without map_location, where the failure can
+// happen: not a load that only runs when CUDA is available, of NumPy content, or of what the same
+// code wrote a moment before in this process (a BytesIO round trip, save-best-then-reload, a test
+// reading back the checkpoint it wrote).
 #include "rules/python/common.h"
 #include "rules/python/fix_edits.h"
 #include "rules/python/rules.h"
 
 namespace tl::rules {
 
+namespace {
+
+using py::K;
+using py::F;
+using py::NodeId;
+using py::kNone;
+
+bool is_load(const py::Call& c) { return c.qname == "torch.load" || c.qname == "torch.serialization.load"; }
+bool is_save(const py::Call& c) { return c.qname == "torch.save" || c.qname == "torch.serialization.save"; }
+
+// Is some call inside `n`'s subtree one to `qname`?
+bool calls_in(const py::Module& m, NodeId n, std::string_view qname) {
+  const auto& t = m.tree;
+  if (n == kNone) return false;
+  for (NodeId x = n; x < t[n].subtree_end; ++x)
+    if (t.is(x, K::Call))
+      if (const py::Call* c = m.call_at(x); c && c->qname == qname) return true;
+  return false;
+}
+
+// Under `if torch.cuda.is_available():` (its body, not its else): the load never runs on the
+// CPU-only machine the rule protects.
+bool only_with_cuda(const py::Module& m, NodeId n, NodeId stop) {
+  const auto& t = m.tree;
+  for (NodeId child = n, p = t.parent(n); p != kNone && p != stop; child = p, p = t.parent(p))
+    if (t.is(p, K::IfStatement) && t.field(p, F::Consequence) == child &&
+        calls_in(m, t.field(p, F::Condition), "torch.cuda.is_available"))
+      return true;
+  return false;
+}
+
+// The file a load or save argument stands for: `f` bound by `with open(P) as f` is P's text; a
+// `io.BytesIO(...)` (or a name bound to one) is "<bytes>"; anything else its own text.
+std::string path_key(const py::ProgramModel& pm, const py::Module& m, NodeId arg) {
+  const auto& t = m.tree;
+  if (arg == kNone) return {};
+  if (t.is(arg, K::Call))
+    if (const py::Call* c = m.call_at(arg); c && (c->qname == "io.BytesIO" || c->qname == "_io.BytesIO")) return "<bytes>";
+  if (t.is(arg, K::Identifier)) {
+    // the binding of the name that reaches this use last in the text
+    std::string key;
+    if (auto* bs = pm.bindings_of(m, arg))
+      for (auto& b : *bs) {
+        if (b.stmt == kNone || b.stmt > arg) continue;
+        key.clear();
+        if (b.kind == py::Binding::Kind::Assign && b.whole && b.value != kNone && t.is(b.value, K::Call))
+          if (const py::Call* c = m.call_at(b.value); c && (c->qname == "io.BytesIO" || c->qname == "_io.BytesIO"))
+            key = "<bytes>";
+        // `with open(P, "rb") as f`
+        if (b.kind == py::Binding::Kind::WithTarget && b.value != kNone && t.is(b.value, K::Call))
+          if (const py::Call* oc = m.call_at(b.value); oc && oc->qname == "builtins.open")
+            if (NodeId pth = pm.positional_arg(m, *oc, 0); pth != kNone) key = "open:" + std::string(t.text(pth));
+      }
+    if (!key.empty()) return key;
+  }
+  return std::string(t.text(arg));
+}
+
+NodeId file_arg(const py::ProgramModel& pm, const py::Module& m, const py::Call& c, size_t pos) {
+  NodeId a = pm.keyword_arg(m, c, "f");
+  return a != kNone ? a : pm.positional_arg(m, c, pos);
+}
+
+// The loaded value is NumPy content: passed straight to `torch.from_numpy`, or bound to a name
+// that `torch.from_numpy(name)` / `torch.from_numpy(name[k])` reads in the same scope.
+bool numpy_content(const py::Module& m, const py::Call& load) {
+  const auto& t = m.tree;
+  NodeId p = t.parent(load.node);
+  if (p != kNone && t.is(p, K::ArgumentList))
+    if (const py::Call* outer = m.call_at(t.parent(p)); outer && outer->qname == "torch.from_numpy") return true;
+  if (p == kNone || !t.is(p, K::Assignment) || t.field(p, F::Right) != load.node) return false;
+  NodeId left = t.field(p, F::Left);
+  if (left == kNone || !t.is(left, K::Identifier)) return false;
+  for (auto& c : m.calls) {
+    if (c.fn != load.fn || c.qname != "torch.from_numpy" || c.node < load.node) continue;
+    NodeId args = t.field(c.node, F::Arguments);
+    NodeId a = args == kNone ? kNone : t.first_named_child(args);
+    while (a != kNone && t.is(a, K::Subscript)) a = t.field(a, F::Value);
+    if (a != kNone && t.is(a, K::Identifier) && t.text(a) == t.text(left)) return true;
+  }
+  return false;
+}
+
+// What this process wrote itself: a BytesIO filled by torch.save in the same function (an object
+// sent to another rank; bytes a class embeds in an exported file are not this), a file saved earlier in the same scope under the
+// same path (save the best model, reload it for the test set), or, in a test, any checkpoint the
+// test wrote before reading one back.
+bool written_by_this_process(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
+  std::string key = path_key(pm, m, file_arg(pm, m, load, 0));
+  if (key.empty()) return false;
+  for (auto& c : m.calls) {
+    bool same_scope = c.fn == load.fn;
+    if (key == "<bytes>") {
+      if (!is_save(c)) continue;
+      if (!same_scope) continue;
+      if (path_key(pm, m, file_arg(pm, m, c, 1)) == key) return true;
+      continue;
+    }
+    if (!same_scope || c.node > load.node) continue;
+    if (is_save(c) && path_key(pm, m, file_arg(pm, m, c, 1)) == key) return true;
+    if (m.is_test && load.fn) {
+      if (is_save(c)) return true;
+      if (c.receiver != kNone && (c.method == "save_checkpoint" || c.method == "save" || c.method == "save_state" ||
+                                  c.method == "save_model" || c.method == "save_pretrained" || c.method == "fit"))
+        return true;
+    }
+  }
+  if (m.is_test && (key.find("tmp_path") != std::string::npos || key.find("tmpdir") != std::string::npos)) return true;
+  return false;
+}
+
+}  // namespace
+
 void check_torch_load_no_map_location(RuleContext& ctx) {
   for (auto& c : ctx.mod.calls) {
-    if (c.qname != "torch.load" && c.qname != "torch.serialization.load") continue;
+    if (!is_load(c)) continue;
     if (ctx.model.keyword_arg(ctx.mod, c, "map_location") != py::kNone) continue;
     if (ctx.model.positional_arg(ctx.mod, c, 1) != py::kNone || ctx.model.has_splat(ctx.mod, c)) continue;
+    NodeId scope = c.fn ? c.fn->body : kNone;
+    if (only_with_cuda(ctx.mod, c.node, scope)) continue;
+    if (numpy_content(ctx.mod, c)) continue;
+    if (written_by_this_process(ctx.model, ctx.mod, c)) continue;
     Finding& f = ctx.report(c.node, "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load on a "
                        "CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`");
     // Unsafe: the loaded tensors then live on the CPU, which code using them directly may not expect.
