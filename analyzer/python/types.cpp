@@ -377,6 +377,30 @@ TypeKind ProgramModel::param_type_from_callers(const Module& m, const Function* 
   return k;
 }
 
+// `for i, batch in zip(range(n), loader)`: is `name` the element a counter (`range`, tqdm's
+// `trange`, `itertools.count`) gives, an int and not a batch?
+static bool zipped_counter(const Module& m, NodeId left, NodeId right, std::string_view name) {
+  const Tree& t = m.tree;
+  if (right == kNone || !t.is(right, K::Call)) return false;
+  const Call* z = m.call_at(right);
+  if (!z || z->qname != "builtins.zip") return false;
+  NodeId args = t.field(right, F::Arguments);
+  if (args == kNone) return false;
+  auto targets = t.named_children(left);
+  auto xs = t.named_children(args);
+  if (targets.size() != xs.size()) return false;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (!t.is(targets[i], K::Identifier) || t.text(targets[i]) != name) continue;
+    if (!t.is(xs[i], K::Call)) return false;
+    const Call* c = m.call_at(xs[i]);
+    if (!c) return false;
+    std::string_view q = c->qname;
+    return q == "builtins.range" || q == "itertools.count" || q == "tqdm.trange" || q == "tqdm.tqdm.trange" ||
+           q == "tqdm.auto.trange" || q.ends_with(".trange");
+  }
+  return false;
+}
+
 TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
   const Tree& t = m.tree;
   if (expr == kNone || depth > 12) return TypeKind::Unknown;
@@ -546,6 +570,8 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
             bool enumerated = enumerates(m, right);
             NodeId first_el = t.first_named_child(left);
             if (enumerated && first_el != kNone && t.is(first_el, K::Identifier) && t.text(first_el) == name)
+              bk = TypeKind::Number;
+            else if (zipped_counter(m, left, right, name))
               bk = TypeKind::Number;
             else
               bk = TypeKind::Tensor;

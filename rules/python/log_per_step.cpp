@@ -15,7 +15,16 @@ bool is_log_method(std::string_view m) {
 std::string log_of(const RuleContext& ctx, const py::Call& c) {
   const auto& t = ctx.tree;
   std::string_view q = c.qname;
-  if (q == "builtins.print") return "print";
+  if (q == "builtins.print") {
+    // print(..., file=out) to a file the program opened writes its results (one line per
+    // generated sample), not a log line; stdout and stderr are logging
+    py::NodeId f = ctx.model.keyword_arg(ctx.mod, c, "file");
+    if (f != py::kNone) {
+      std::string d = py::dotted_text(t, f);
+      if (d != "sys.stdout" && d != "sys.stderr" && d != "sys.__stdout__" && d != "sys.__stderr__") return "";
+    }
+    return "print";
+  }
   if (q.rfind("logging.", 0) == 0 && is_log_method(py::last_component(q))) return std::string(q);
   if (q == "wandb.log") return "wandb.log";
   if (q.rfind("mlflow.log_", 0) == 0) return std::string(q);
