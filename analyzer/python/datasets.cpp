@@ -75,16 +75,32 @@ bool lazy_storage(const Module& m, NodeId v) {
   return false;
 }
 
-// True when the class, an analysed base, or a function their methods call mentions worker
-// processes: `get_worker_info()`, a name or attribute containing `worker` (`self.worker_id` set by
-// a `worker_init_fn`, `num_workers`), or a library sharding helper (`split_by_worker`).
-bool worker_aware(const Class& c) {
+// The class and its analysed bases, nearest first (at most 8).
+std::vector<const Class*> lineage_of(const Class& c) {
   std::vector<const Class*> lineage{&c};
   for (size_t i = 0; i < lineage.size() && lineage.size() < 8; ++i)
     for (const Class* b : lineage[i]->local_bases)
       if (std::find(lineage.begin(), lineage.end(), b) == lineage.end()) lineage.push_back(b);
+  return lineage;
+}
+
+// The values `f`'s own return statements give (a nested function's are not `f`'s); kNone for a
+// bare `return`.
+std::vector<NodeId> return_values(const Function& f) {
+  std::vector<NodeId> rets;
+  if (f.body == kNone) return rets;
+  const Tree& ft = f.mod->tree;
+  for (NodeId n = f.body; n < ft[f.body].subtree_end; ++n)
+    if (ft.is(n, K::ReturnStatement) && f.mod->enclosing_function(n) == &f) rets.push_back(ft.first_named_child(n));
+  return rets;
+}
+
+// True when the class, an analysed base, or a function their methods call mentions worker
+// processes: `get_worker_info()`, a name or attribute containing `worker` (`self.worker_id` set by
+// a `worker_init_fn`, `num_workers`), or a library sharding helper (`split_by_worker`).
+bool worker_aware(const Class& c) {
   std::vector<const Function*> fns;
-  for (const Class* k : lineage)
+  for (const Class* k : lineage_of(c))
     for (auto& [name, f] : k->methods) fns.push_back(f);
   for (size_t i = 0, n = fns.size(); i < n; ++i)
     for (uint32_t ci : fns[i]->calls) {
@@ -126,11 +142,7 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       return meth == "append" || meth == "extend" || meth == "appendleft" || meth == "push" || meth == "insert" ||
              meth == "add" || meth == "update" || meth == "put" || meth == "__setitem__";
     };
-    std::vector<const Class*> lineage{&c};
-    for (size_t i = 0; i < lineage.size() && lineage.size() < 8; ++i)
-      for (const Class* b : lineage[i]->local_bases)
-        if (std::find(lineage.begin(), lineage.end(), b) == lineage.end()) lineage.push_back(b);
-    for (const Class* k : lineage)
+    for (const Class* k : lineage_of(c))
       for (auto& [name, f] : k->methods) {
         if (name == "__init__" || std::find(path.begin(), path.end(), f) != path.end() || f->body == kNone) continue;
         const Tree& ft = f->mod->tree;
@@ -319,15 +331,7 @@ ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, Node
             return all(mm, t.named_children(a), depth);
           }
           if (c->target_class) return pm.class_dataset_storage(*c->target_class);
-          if (c->target && c->target->body != kNone) {
-            // a factory: what it returns
-            const Function& f = *c->target;
-            const Tree& ft = f.mod->tree;
-            std::vector<NodeId> rets;
-            for (NodeId n = f.body; n < ft[f.body].subtree_end; ++n)
-              if (ft.is(n, K::ReturnStatement) && f.mod->enclosing_function(n) == &f) rets.push_back(ft.first_named_child(n));
-            return all(*f.mod, rets, depth);
-          }
+          if (c->target && c->target->body != kNone) return all(*c->target->mod, return_values(*c->target), depth);  // a factory
           return DS::Unknown;
         }
         case K::Identifier: {
@@ -423,11 +427,9 @@ ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, Node
       const Call* c = mm.call_at(b.value);
       if (!c || !c->target || c->target->body == kNone) return false;
       const Function& f = *c->target;
-      const Tree& ft = f.mod->tree;
       size_t before = vals.size();
-      for (NodeId n = f.body; n < ft[f.body].subtree_end; ++n) {
-        if (!ft.is(n, K::ReturnStatement) || f.mod->enclosing_function(n) != &f) continue;
-        NodeId x = element(ft, ft.first_named_child(n));
+      for (NodeId r : return_values(f)) {
+        NodeId x = element(f.mod->tree, r);
         if (x == kNone) {
           vals.resize(before);
           return false;

@@ -534,8 +534,6 @@ struct ModelBuilder {
     });
     std::unordered_set<const Function*> device_fns;
     for (auto& v : device_fns_of) device_fns.insert(v.begin(), v.end());
-    // Per module, once: the sites of direct facts, and the device names its `.to(x)` / `device=x`
-    // use; a program counts only the sites it runs (docs/concepts.md "Program").
     // A module of Lightning's own packages ("src.lightning.pytorch.trainer.trainer" in its repository).
     auto in_lightning_package = [](std::string_view dotted) {
       while (!dotted.empty()) {
@@ -547,6 +545,8 @@ struct ModelBuilder {
       }
       return false;
     };
+    // Per module, once: the sites of direct facts, and the device names its `.to(x)` / `device=x`
+    // use; a program counts only the sites it runs (docs/concepts.md "Program").
     struct ModuleFacts {
       std::vector<NodeId> opt, backward, accel;
       std::vector<const Class*> lightning;

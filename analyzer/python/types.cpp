@@ -395,8 +395,7 @@ static bool zipped_counter(const Module& m, NodeId left, NodeId right, std::stri
     const Call* c = m.call_at(xs[i]);
     if (!c) return false;
     std::string_view q = c->qname;
-    return q == "builtins.range" || q == "itertools.count" || q == "tqdm.trange" || q == "tqdm.tqdm.trange" ||
-           q == "tqdm.auto.trange" || q.ends_with(".trange");
+    return q == "builtins.range" || q == "itertools.count" || q.ends_with(".trange");  // tqdm.trange, tqdm.auto.trange
   }
   return false;
 }

@@ -17,6 +17,11 @@ using py::kNone;
 
 bool is_load(const py::Call& c) { return c.qname == "torch.load" || c.qname == "torch.serialization.load"; }
 bool is_save(const py::Call& c) { return c.qname == "torch.save" || c.qname == "torch.serialization.save"; }
+bool is_bytes_io(const py::Module& m, NodeId e) {
+  if (e == kNone || !m.tree.is(e, K::Call)) return false;
+  const py::Call* c = m.call_at(e);
+  return c && qname_in(c->qname, {"io.BytesIO", "_io.BytesIO"});
+}
 
 // Is some call inside `n`'s subtree one to `qname`?
 bool calls_in(const py::Module& m, NodeId n, std::string_view qname) {
@@ -44,8 +49,7 @@ bool only_with_cuda(const py::Module& m, NodeId n, NodeId stop) {
 std::string path_key(const py::ProgramModel& pm, const py::Module& m, NodeId arg) {
   const auto& t = m.tree;
   if (arg == kNone) return {};
-  if (t.is(arg, K::Call))
-    if (const py::Call* c = m.call_at(arg); c && (c->qname == "io.BytesIO" || c->qname == "_io.BytesIO")) return "<bytes>";
+  if (is_bytes_io(m, arg)) return "<bytes>";
   if (t.is(arg, K::Identifier)) {
     // the binding of the name that reaches this use last in the text
     std::string key;
@@ -53,9 +57,7 @@ std::string path_key(const py::ProgramModel& pm, const py::Module& m, NodeId arg
       for (auto& b : *bs) {
         if (b.stmt == kNone || b.stmt > arg) continue;
         key.clear();
-        if (b.kind == py::Binding::Kind::Assign && b.whole && b.value != kNone && t.is(b.value, K::Call))
-          if (const py::Call* c = m.call_at(b.value); c && (c->qname == "io.BytesIO" || c->qname == "_io.BytesIO"))
-            key = "<bytes>";
+        if (b.kind == py::Binding::Kind::Assign && b.whole && is_bytes_io(m, b.value)) key = "<bytes>";
         // `with open(P, "rb") as f`
         if (b.kind == py::Binding::Kind::WithTarget && b.value != kNone && t.is(b.value, K::Call))
           if (const py::Call* oc = m.call_at(b.value); oc && oc->qname == "builtins.open")
@@ -92,21 +94,19 @@ bool numpy_content(const py::Module& m, const py::Call& load) {
 }
 
 // What this process wrote itself: a BytesIO filled by torch.save in the same function (an object
-// sent to another rank; bytes a class embeds in an exported file are not this), a file saved earlier in the same scope under the
-// same path (save the best model, reload it for the test set), or, in a test, any checkpoint the
-// test wrote before reading one back.
+// sent to another rank; bytes a class embeds in an exported file are not this), a file saved
+// earlier in the same scope under the same path (save the best model, reload it for the test
+// set), or, in a test, any checkpoint the test wrote before reading one back.
 bool written_by_this_process(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
   std::string key = path_key(pm, m, file_arg(pm, m, load, 0));
   if (key.empty()) return false;
   for (auto& c : m.calls) {
-    bool same_scope = c.fn == load.fn;
-    if (key == "<bytes>") {
-      if (!is_save(c)) continue;
-      if (!same_scope) continue;
-      if (path_key(pm, m, file_arg(pm, m, c, 1)) == key) return true;
+    if (c.fn != load.fn) continue;
+    if (key == "<bytes>") {  // filled anywhere in the function
+      if (is_save(c) && path_key(pm, m, file_arg(pm, m, c, 1)) == key) return true;
       continue;
     }
-    if (!same_scope || c.node > load.node) continue;
+    if (c.node > load.node) continue;
     if (is_save(c) && path_key(pm, m, file_arg(pm, m, c, 1)) == key) return true;
     if (m.is_test && load.fn) {
       if (is_save(c)) return true;

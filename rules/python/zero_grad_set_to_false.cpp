@@ -10,7 +10,7 @@ using py::K;
 using py::F;
 using py::NodeId;
 
-// `x.grad` or `x.grad.data`: the attribute node holding `grad`, else kNone.
+// Is `e` a gradient: `x.grad` or `x.grad.data`?
 bool is_grad(const py::Tree& t, NodeId e) {
   if (e == py::kNone || !t.is(e, K::Attribute)) return false;
   NodeId a = t.field(e, F::Attribute);
