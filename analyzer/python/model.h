@@ -557,6 +557,7 @@ class ProgramModel {
   void tuple_element_origins(const Module& m, NodeId assign, std::string_view name, NodeId call,
                              std::vector<std::string>& out) const;
   bool enumerates(const Module& m, NodeId iterable, int depth = 0) const;
+  bool whole_batch_target(const Module& m, NodeId for_stmt, std::string_view name) const;
   TypeKind param_type_from_callers(const Module& m, const Function* f, std::string_view param, int depth) const;
   ValueSet dict_key_values(const Module& m, NodeId dict_expr, std::string_view key, int depth) const;
 };

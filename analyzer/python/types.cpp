@@ -343,6 +343,53 @@ bool ProgramModel::enumerates(const Module& m, NodeId e, int depth) const {
   return false;
 }
 
+// `for i, batch in zip(range(n), loader)`: is `name` the element a counter (`range`, tqdm's
+// `trange`, `itertools.count`) gives, an int and not a batch?
+static bool zipped_counter(const Module& m, NodeId left, NodeId right, std::string_view name) {
+  const Tree& t = m.tree;
+  if (right == kNone || !t.is(right, K::Call)) return false;
+  const Call* z = m.call_at(right);
+  if (!z || z->qname != "builtins.zip") return false;
+  NodeId args = t.field(right, F::Arguments);
+  if (args == kNone) return false;
+  auto targets = t.named_children(left);
+  auto xs = t.named_children(args);
+  if (targets.size() != xs.size()) return false;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    if (!t.is(targets[i], K::Identifier) || t.text(targets[i]) != name) continue;
+    if (!t.is(xs[i], K::Call)) return false;
+    const Call* c = m.call_at(xs[i]);
+    if (!c) return false;
+    std::string_view q = c->qname;
+    return q == "builtins.range" || q == "itertools.count" || q.ends_with(".trange");  // tqdm.trange, tqdm.auto.trange
+  }
+  return false;
+}
+
+// Does this data loop bind `name` to a whole batch, the loader's element as it comes (`for batch in
+// loader`, `for i, batch in enumerate(loader)`, `for a, b in zip(loader_a, loader_b)`), rather than
+// to a part of an unpacked one (`for x, y in loader`, `for i, (x, y) in enumerate(loader)`)? A whole
+// batch is whatever the collate function builds: a tensor, a list, a dict, a tokenizer's
+// `BatchEncoding` (whose `.to()` works in place); its parts are tensors.
+bool ProgramModel::whole_batch_target(const Module& m, NodeId for_stmt, std::string_view name) const {
+  const Tree& t = m.tree;
+  NodeId left = t.field(for_stmt, F::Left), right = t.field(for_stmt, F::Right);
+  if (left == kNone) return false;
+  if (t.is(left, K::Identifier)) return t.text(left) == name;
+  if (!t.is(left, K::PatternList) && !t.is(left, K::TuplePattern)) return false;
+  auto targets = t.named_children(left);
+  if (enumerates(m, right))
+    return targets.size() == 2 && t.is(targets[1], K::Identifier) && t.text(targets[1]) == name;
+  if (right != kNone && t.is(right, K::Call))
+    if (const Call* z = m.call_at(right); z && z->qname == "builtins.zip") {
+      NodeId args = t.field(right, F::Arguments);
+      if (args == kNone || t.named_children(args).size() != targets.size()) return false;
+      for (NodeId el : targets)
+        if (t.is(el, K::Identifier) && t.text(el) == name) return !zipped_counter(m, left, right, name);
+    }
+  return false;
+}
+
 TypeKind ProgramModel::param_type_from_callers(const Module& m, const Function* f, std::string_view param,
                                                int depth) const {
   (void)m;
@@ -375,29 +422,6 @@ TypeKind ProgramModel::param_type_from_callers(const Module& m, const Function* 
     first = false;
   }
   return k;
-}
-
-// `for i, batch in zip(range(n), loader)`: is `name` the element a counter (`range`, tqdm's
-// `trange`, `itertools.count`) gives, an int and not a batch?
-static bool zipped_counter(const Module& m, NodeId left, NodeId right, std::string_view name) {
-  const Tree& t = m.tree;
-  if (right == kNone || !t.is(right, K::Call)) return false;
-  const Call* z = m.call_at(right);
-  if (!z || z->qname != "builtins.zip") return false;
-  NodeId args = t.field(right, F::Arguments);
-  if (args == kNone) return false;
-  auto targets = t.named_children(left);
-  auto xs = t.named_children(args);
-  if (targets.size() != xs.size()) return false;
-  for (size_t i = 0; i < targets.size(); ++i) {
-    if (!t.is(targets[i], K::Identifier) || t.text(targets[i]) != name) continue;
-    if (!t.is(xs[i], K::Call)) return false;
-    const Call* c = m.call_at(xs[i]);
-    if (!c) return false;
-    std::string_view q = c->qname;
-    return q == "builtins.range" || q == "itertools.count" || q.ends_with(".trange");  // tqdm.trange, tqdm.auto.trange
-  }
-  return false;
 }
 
 TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
@@ -433,7 +457,7 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
               if (b.kind == Binding::Kind::ForTarget && b.stmt != kNone) {
                 NodeId left = t.field(b.stmt, F::Left);
                 const Loop* L = loop_of(m, b.stmt);
-                if (L && L->data_loop && left != kNone && t.is(left, K::Identifier)) return TypeKind::Tensor;
+                if (L && L->data_loop && whole_batch_target(m, b.stmt, t.text(v))) return TypeKind::Tensor;
               }
             break;
           }
@@ -572,7 +596,7 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
               bk = TypeKind::Number;
             else if (zipped_counter(m, left, right, name))
               bk = TypeKind::Number;
-            else
+            else if (!whole_batch_target(m, b.stmt, name))
               bk = TypeKind::Tensor;
             break;
           }
