@@ -230,12 +230,37 @@ struct Collector {
     loop_stack = std::move(saved_loops);
   }
 
+  // Does this loop body end in an unconditional `return`/`break`/`raise`, with no `continue` of the
+  // loop that could skip it? Then it runs at most once (a throughput probe timing one batch, a
+  // smoke test that takes the first one): its statements do not run every step.
+  bool ends_first_iteration(NodeId body) const {
+    if (body == kNone) return false;
+    NodeId last = kNone;
+    for (NodeId c : t.named_child_range(body))
+      if (!t.is(c, K::Comment)) last = c;
+    if (last == kNone ||
+        !(t.is(last, K::ReturnStatement) || t.is(last, K::BreakStatement) || t.is(last, K::RaiseStatement)))
+      return false;
+    std::vector<NodeId> stack{body};
+    for (size_t guard = 0; !stack.empty() && guard < 200000; ++guard) {
+      NodeId x = stack.back();
+      stack.pop_back();
+      if (t.is(x, K::ContinueStatement)) return false;
+      if (x != body && (t.is(x, K::ForStatement) || t.is(x, K::WhileStatement) || t.is(x, K::FunctionDefinition) ||
+                        t.is(x, K::ClassDefinition) || t.is(x, K::Lambda)))
+        continue;  // a `continue` in there is another loop's
+      for (NodeId c : t.named_child_range(x)) stack.push_back(c);
+    }
+    return stack.empty();
+  }
+
   void visit_loop(NodeId n) {
     Loop L;
     L.index = static_cast<uint32_t>(m.loops.size());
     L.node = n;
     L.fn = fn;
     L.parent = loop_stack.empty() ? -1 : loop_stack.back();
+    L.runs_once = ends_first_iteration(t.field(n, F::Body));
     bool is_for = t.is(n, K::ForStatement);
     m.loop_by_node[n] = L.index;
     m.loops.push_back(std::move(L));

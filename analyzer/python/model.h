@@ -186,6 +186,7 @@ struct Loop {
   int32_t parent = -1;      // enclosing loop in the same function
   std::vector<uint32_t> calls;  // calls lexically inside (nested loops included, nested defs not)
   bool data_loop = false;
+  bool runs_once = false;   // the body ends in an unconditional return/break/raise (see collect.cpp)
   // Phase 4.
   bool reaches_opt_step = false, reaches_backward = false;
   bool contains_step_loop = false;

@@ -777,7 +777,8 @@ struct ModelBuilder {
       cand.assign(m.loops.size(), 0);
       for (auto& L : m.loops) {
         // a test's loops run a few iterations by design: never step loops (docs/concepts.md "Test modules")
-        cand[L.index] = !m.is_test && (use_opt ? L.reaches_opt_step : L.reaches_backward);
+        // a loop whose body ends in an unconditional return/break runs once: not a step loop
+        cand[L.index] = !m.is_test && !L.runs_once && (use_opt ? L.reaches_opt_step : L.reaches_backward);
         if (cand[L.index] && L.fn) {
           fn_has_candidate[L.fn->id] = 1;
           if (L.data_loop) fn_has_train_data_loop[L.fn->id] = 1;
@@ -836,7 +837,8 @@ struct ModelBuilder {
         if (!nested_cand[L.index] && !via_calls_cand) L.kind = LoopKind::TrainStep;
       }
       for (auto& L : m.loops)
-        if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward && !m.is_test) L.kind = LoopKind::EvalStep;
+        if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward && !m.is_test && !L.runs_once)
+          L.kind = LoopKind::EvalStep;
     }
     // epoch loops: contain a step loop lexically or through calls
     std::vector<char> fn_has_step(pm.functions_.size(), 0);
