@@ -131,6 +131,40 @@ std::string sync_of(const RuleContext& ctx, const py::Call& c) {
   return "";
 }
 
+// An evaluation loop that collects its outputs on the host: `preds.append(out.cpu())`,
+// `labels.extend(y.cpu().numpy().tolist())`, `scores += s.tolist()` (not `top1 += int(...)`). The values must reach the host
+// for the metric computed after the loop (or are kept there to bound GPU memory), so the copy is
+// the loop's product, not a read that could be made every N steps. Scalar reads (`.item()`) that
+// feed running meters are still reported, and so is any copy in a training step.
+bool collects_output(const RuleContext& ctx, const py::Call& c, const py::StepContext& sc) {
+  const auto& t = ctx.tree;
+  if (sc.kind != py::LoopKind::EvalStep || c.receiver == py::kNone ||
+      !(c.method == "cpu" || c.method == "numpy" || c.method == "tolist"))
+    return false;
+  // climb the method chain the sync sits in: out.cpu() -> out.cpu().numpy() -> ... .tolist()
+  py::NodeId e = c.node;
+  for (int depth = 0; depth < 8; ++depth) {
+    py::NodeId p = t.parent(e);
+    if (p == py::kNone || !t.is(p, py::K::Attribute)) break;
+    py::NodeId call = t.parent(p);
+    if (call == py::kNone || !t.is(call, py::K::Call)) break;
+    const py::Call* m = ctx.mod.call_at(call);
+    if (!m || !(m->method == "numpy" || m->method == "tolist" || m->method == "cpu" || m->method == "detach" ||
+                m->method == "float" || m->method == "flatten" || m->method == "view" || m->method == "reshape"))
+      break;
+    e = call;
+  }
+  py::NodeId p = t.parent(e);
+  if (p == py::kNone) return false;
+  if (t.is(p, py::K::AugmentedAssignment)) {  // a list grown by a list: `scores += s.tolist()`
+    const py::Call* last = ctx.mod.call_at(e);
+    return t.field(p, py::F::Right) == e && t.operator_text(p) == "+=" && last && last->method == "tolist";
+  }
+  if (!t.is(p, py::K::ArgumentList) || t.named_children(p).size() != 1) return false;
+  const py::Call* into = ctx.mod.call_at(t.parent(p));
+  return into && into->receiver != py::kNone && (into->method == "append" || into->method == "extend");
+}
+
 }  // namespace
 
 void check_host_sync_per_step(RuleContext& ctx) {
@@ -145,7 +179,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     py::NodeId stmt = py::ProgramModel::statement_of(t, c.node);
     if (reported_statements.count(stmt)) continue;
     auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
-    if (!sc) continue;
+    if (!sc || collects_output(ctx, c, *sc)) continue;
     reported_statements.insert(stmt);
     ctx.report_per_step(c.node,
                         "`" + what + "` blocks the host until the GPU has finished every queued kernel, every step: "
