@@ -713,6 +713,14 @@ LintResult analyse_python(std::vector<std::unique_ptr<SourceFile>> files, std::v
     const FileInfo& fi = infos[i];
     auto fit = by_path.find(path);
     std::vector<Finding> fs_in = fit == by_path.end() ? std::vector<Finding>{} : std::move(fit->second);
+    // code a literal condition rules out (`if 0:`, the `else:` of `if True:`) never runs
+    if (!fs_in.empty())
+      if (auto dead = py::dead_branches(m->tree); !dead.empty())
+        std::erase_if(fs_in, [&](const Finding& f) {
+          for (auto& [b, e] : dead)
+            if (f.range.begin >= b && f.range.begin < e) return true;
+          return false;
+        });
     std::vector<Suppression> sups = parse_python_suppressions(*m->src, comment_ranges(m->tree), canon_code);
     // a test module is not a training program: only the correctness rules (TL4xx) report in it
     kept[pi] = file_findings(opts, fi.config ? *fi.config : cs->defaults(), fi, *m->src, sups, std::move(fs_in),

@@ -33,6 +33,46 @@ bool icontains(std::string_view hay, std::string_view needle) {
   return false;
 }
 
+namespace {
+// 1 for a literal that is always true, 0 for one always false, -1 otherwise.
+int literal_truth(const Tree& t, NodeId c) {
+  while (c != kNone && t.is(c, K::ParenthesizedExpression)) c = t.first_named_child(c);
+  if (c == kNone) return -1;
+  if (t.is(c, K::True)) return 1;
+  if (t.is(c, K::False) || t.is(c, K::None)) return 0;
+  if (t.is(c, K::Integer)) {  // 0, 0x0, 0_0: false; any other integer: true
+    std::string_view v = t.text(c);
+    if (v.size() > 2 && v[0] == '0' && std::string_view("xXoObB").find(v[1]) != std::string_view::npos) v.remove_prefix(2);
+    return v.find_first_not_of("0_") == std::string_view::npos ? 0 : 1;
+  }
+  return -1;
+}
+}  // namespace
+
+std::vector<std::pair<uint32_t, uint32_t>> dead_branches(const Tree& t) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  auto add = [&](NodeId body) {
+    if (body != kNone) out.emplace_back(t[body].start, t[body].end);
+  };
+  for (NodeId n = 0; n < t.size(); ++n) {
+    if (!t.is(n, K::IfStatement)) continue;
+    int first = literal_truth(t, t.field(n, F::Condition));
+    bool taken = first == 1;  // an earlier branch always runs: the rest never do
+    if (first == 0) add(t.field(n, F::Consequence));
+    for (NodeId a : t.named_child_range(n)) {
+      if (t.is(a, K::ElifClause)) {
+        if (taken) { add(a); continue; }
+        int v = literal_truth(t, t.field(a, F::Condition));
+        if (v == 0) add(t.field(a, F::Consequence));
+        if (v == 1) taken = true;
+      } else if (t.is(a, K::ElseClause) && taken) {
+        add(a);
+      }
+    }
+  }
+  return out;
+}
+
 std::string dotted_text(const Tree& t, NodeId n) {
   if (n == kNone) return {};
   if (t.is(n, K::Identifier)) return std::string(t.text(n));

@@ -581,5 +581,9 @@ bool icontains(std::string_view hay, std::string_view needle);
 // The dotted text of a name / attribute chain ("self.train_loader"); empty for other shapes.
 std::string dotted_text(const Tree& t, NodeId n);
 std::string string_literal_value(const Tree& t, NodeId n);  // "" when not a plain string
+// The byte ranges of branches a literal condition rules out: the body of `if False:` / `if 0:` /
+// `elif None:`, and every branch after one whose condition is `True` or a non-zero integer (the
+// `else:` of `if 1:`). That code never runs; findings in it are dropped.
+std::vector<std::pair<uint32_t, uint32_t>> dead_branches(const Tree& t);
 
 }  // namespace tl::py
