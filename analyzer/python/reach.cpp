@@ -94,9 +94,10 @@ struct ProgramReach {
           break;
         }
     }
-    // Test support: pytest's conftest.py, and the helpers of a test folder (`tests/utils.py`,
-    // `tests/helpers/datamodules.py`) that no script runs and only tests and other helpers import.
-    // They hold fixtures (a DataLoader over a few samples, a tiny model), not a training program.
+    // Test support: pytest's conftest.py, a package of test utilities, and the helpers of a test
+    // folder (`tests/utils.py`, `tests/helpers/datamodules.py`) that no script runs and only tests
+    // and other helpers import. They hold fixtures (a DataLoader over a few samples, a tiny model),
+    // not a training program.
     std::vector<char> cand(pm.modules_.size(), 0);
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
@@ -106,6 +107,11 @@ struct ProgramReach {
         m.is_test = true;
         continue;
       }
+      // a package named for test utilities (`accelerate/test_utils/training.py`: mock loaders over
+      // a few CSV rows) holds fixtures whoever imports it, a script's test-mode switch included
+      for (auto it = rel.begin(); it != rel.end() && std::next(it) != rel.end(); ++it)
+        if (*it == "test_utils" || *it == "testing_utils") m.is_test = true;
+      if (m.is_test) continue;
       for (auto it = rel.begin(); it != rel.end() && std::next(it) != rel.end(); ++it)
         if (*it == "tests" || *it == "test" || *it == "testing") cand[m.index] = 1;
     }
