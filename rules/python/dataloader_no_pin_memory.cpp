@@ -46,7 +46,7 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);
     bool all_false = v.all([&](const py::Literal& l) { return !v.is_truthy_literal(l); }, /*absent_ok=*/true);
     if (!all_false) continue;
-    Finding& f = ctx.report(c.node, "DataLoader without `pin_memory=True` in a program that trains on an accelerator: "
+    Finding& f = ctx.report(c.node, "DataLoader without `pin_memory=True` in a program that runs on an accelerator: "
                                     "every host-to-device copy of a batch goes through pageable memory and cannot "
                                     "overlap compute");
     f.fix = pin_memory_fix(ctx, c);
