@@ -182,7 +182,19 @@ void check_dataloader_workers_not_persistent(RuleContext& ctx) {
           // A global (or outer) loader read in a function that an epoch loop calls is iterated per
           // epoch too; one bound inside that function is rebuilt per call (skipped above).
           Key k = key_of(*m, it);
-          bool matched = names.count(k) &&
+          // the loader itself, or a name that takes it as it is (`active = train_loader`, beside
+          // `active = skip_first_batches(train_loader, n)` when resuming)
+          bool named = names.count(k) > 0;
+          if (!named && m->tree.is(it, py::K::Identifier))
+            if (auto* bs = ctx.model.bindings_of(*m, it))
+              for (auto& b : *bs)
+                if (b.kind == py::Binding::Kind::Assign && b.whole && b.value != py::kNone &&
+                    (m->tree.is(b.value, py::K::Identifier) || m->tree.is(b.value, py::K::Attribute)) &&
+                    names.count(key_of(*m, b.value)) && py::dotted_text(m->tree, b.value) != d) {
+                  named = true;
+                  k = key_of(*m, b.value);
+                }
+          bool matched = named &&
                          (epoch_loop_here || (std::get<1>(k) != L.fn && ctx.model.called_from_epoch_loop(L.fn)));
           // a parameter that callers fill with this very loader, possibly through their own
           // parameters (validate(val_loader) -> run_validate(loader)); some call on the way, or
