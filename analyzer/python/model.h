@@ -348,6 +348,11 @@ struct CallReach {
   std::vector<const Call*> chain;
   std::vector<const Module*> chain_mods;
   std::unordered_set<std::string> varying;  // varying names inside the reached function
+  // every call through which this root reaches the function (chain's last, and the others found
+  // later): a branch that each of them rules out by a parameter does not run from this root,
+  // unless the root also reaches it without a call (a hook, a closure defined in the step)
+  std::vector<const Call*> entries;
+  bool unconditional = false;
   bool hook = false;
 };
 

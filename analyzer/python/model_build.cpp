@@ -943,7 +943,12 @@ struct ModelBuilder {
   void add_reach(Function* f, std::unique_ptr<CallReach> r, std::deque<Function*>& work) {
     auto& v = pm.reach_[f->id];
     for (auto& e : v)
-      if (e->root == r->root) return;  // first (shortest) path wins
+      if (e->root == r->root) {  // first (shortest) path wins; the ways in are kept
+        e->unconditional |= r->unconditional;
+        for (const Call* c : r->entries)
+          if (std::find(e->entries.begin(), e->entries.end(), c) == e->entries.end()) e->entries.push_back(c);
+        return;
+      }
     v.push_back(std::move(r));
     work.push_back(f);
   }
@@ -1106,6 +1111,7 @@ struct ModelBuilder {
           r->loop_node = L.node;
           r->kind = L.kind;
           r->desc = std::string(loop_kind_name(L.kind));
+          r->unconditional = true;
           function_varying(*f, r->varying);
           add_reach(f, std::move(r), work);
         }
@@ -1120,6 +1126,7 @@ struct ModelBuilder {
           r->kind = L.kind;
           r->desc = std::string(loop_kind_name(L.kind));
           r->chain = {&c};
+          r->entries = {&c};
           r->chain_mods = {&m};
           r->varying = varying_params(gc, c, *c.target);
           function_varying(*c.target, r->varying);
@@ -1137,6 +1144,7 @@ struct ModelBuilder {
       r->kind = LoopKind::TrainStep;
       r->desc = f->hook_desc;
       r->hook = true;
+      r->unconditional = true;
       for (auto p : f->params)
         if (p != "self") r->varying.insert(std::string(p));
       for (const char* s : {"self.global_step", "self.current_epoch", "self.trainer", "self.state"}) r->varying.insert(s);
@@ -1159,7 +1167,10 @@ struct ModelBuilder {
           if (is_guarded(gc, c.node)) continue;
           bool known = false;
           for (auto& e : pm.reach_[c.target->id])
-            if (e->root == r->root) known = true;
+            if (e->root == r->root) {
+              known = true;
+              if (std::find(e->entries.begin(), e->entries.end(), &c) == e->entries.end()) e->entries.push_back(&c);
+            }
           if (known) continue;
           auto nr = std::make_unique<CallReach>();
           nr->root = r->root;
@@ -1170,6 +1181,7 @@ struct ModelBuilder {
           nr->hook = r->hook;
           nr->chain = r->chain;
           nr->chain.push_back(&c);
+          nr->entries.push_back(&c);
           nr->chain_mods = r->chain_mods;
           nr->chain_mods.push_back(&m);
           nr->varying = varying_params(gc, c, *c.target);
@@ -1390,6 +1402,11 @@ std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId
   for (auto& r : reach_[f->id]) {
     GuardContext gc{this, &m, f->body, &r->varying, true};
     if (is_guarded(gc, node)) continue;
+    // `if context is not None:` in `ema_scope(self, context=None)`, reached every step only
+    // through `self.ema_scope()`: not from this root
+    if (!r->unconditional && !r->entries.empty() &&
+        std::all_of(r->entries.begin(), r->entries.end(), [&](const Call* c) { return call_rules_out(*this, *c, *f, node); }))
+      continue;
     StepContext sc;
     sc.loop_mod = r->loop_mod;
     sc.loop_node = r->loop_node;

@@ -630,26 +630,56 @@ struct ProgramReach {
       return out;
     }
     int idx = positional_index(f, name);
-    for (const Call* c : pm.callers_of(&f)) {
-      ValueSet v;
-      size_t implicit = ProgramModel::implicit_args(*c, f);
-      if (idx >= 0 && static_cast<size_t>(idx) < implicit) {
+    for (const Call* c : pm.callers_of(&f)) out.calls.emplace_back(c, call_value(f, name, *param, idx, *c));
+    return out;
+  }
+  // What call `c` passes for parameter `name` of `f` (its binding `param`, at positional index
+  // `idx`, -1 when keyword-only): its argument, or the default where the call leaves it out.
+  ValueSet call_value(const Function& f, std::string_view name, const Binding& param, int idx, const Call& c) const {
+    ValueSet v;
+    size_t implicit = ProgramModel::implicit_args(c, f);
+    if (idx >= 0 && static_cast<size_t>(idx) < implicit) {
+      v.unknown = true;
+      return v;
+    }
+    int pos = idx < 0 ? -1 : idx - static_cast<int>(implicit);
+    v = pm.keyword_values(*c.mod, c, name, pos);
+    if (v.maybe_absent) {
+      if (param.default_value == kNone) {
         v.unknown = true;
       } else {
-        int pos = idx < 0 ? -1 : idx - static_cast<int>(implicit);
-        v = pm.keyword_values(*c->mod, *c, name, pos);
-        if (v.maybe_absent) {
-          if (param->default_value == kNone) {
-            v.unknown = true;
-          } else {
-            v.maybe_absent = false;
-            v.merge(pm.eval(*f.mod, param->default_value));
-          }
-        }
+        v.maybe_absent = false;
+        v.merge(pm.eval(*f.mod, param.default_value));
       }
-      out.calls.emplace_back(c, std::move(v));
     }
-    return out;
+    return v;
+  }
+
+  // Does call `c` into `f` rule out the branch of f's body that holds `node`: an enclosing `if`
+  // tests a plain parameter (`if context is not None:`, `if verbose:`) that this call fixes, by
+  // its argument or by leaving the default, so that the branch cannot run?
+  bool call_rules_out(const Call& c, const Function& f, NodeId node) const {
+    const Tree& t = f.mod->tree;
+    if (pm.has_splat(*c.mod, c)) return false;
+    for (NodeId cur = node, p = t.parent(node); p != kNone && cur != f.body; cur = p, p = t.parent(p)) {
+      if (t.is(p, K::FunctionDefinition) || t.is(p, K::ClassDefinition) || t.is(p, K::Lambda)) return false;
+      if (!t.is(p, K::IfStatement) || t.field(p, F::Condition) == cur) continue;
+      auto shape = cond_shape(t, p);
+      if (!shape || !t.is(shape->subject, K::Identifier)) continue;
+      std::string_view name = t.text(shape->subject);
+      const Binding* param = nullptr;
+      bool plain = true;
+      if (auto* bs = f.scope.find_local(name))
+        for (auto& b : *bs) {
+          if (b.kind != Binding::Kind::Param) plain = false;  // reassigned in the body
+          else param = &b;
+        }
+      if (!param || !plain) continue;
+      ValueSet vs = call_value(f, name, *param, positional_index(f, name), c);
+      for (NodeId part : dead_parts(t, p, *shape, vs))
+        if (t.contains(part, node)) return true;
+    }
+    return false;
   }
   // The values the parameter takes in program `p`: from every call in code the program runs.
   // Unknown when a call's is, or when no call runs in the program.
@@ -1233,6 +1263,9 @@ void set_reach_hubs(bool on) { g_reach_hubs.store(on); }
 void compute_reachability(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.reachability(threads); }
 void compute_accelerator_intent(ProgramModel& pm, unsigned threads) { ProgramReach{pm}.intent(threads); }
 void compute_cuda_init_order(ProgramModel& pm) { ProgramReach{pm}.cuda_order(); }
+bool call_rules_out(const ProgramModel& pm, const Call& c, const Function& f, NodeId node) {
+  return ProgramReach{const_cast<ProgramModel&>(pm)}.call_rules_out(c, f, node);
+}
 int device_on_accelerator(const ProgramModel& pm, const Program& p, const Module& m, NodeId e) {
   return ProgramReach{const_cast<ProgramModel&>(pm)}.device_value(p, m, e, 0);
 }

@@ -25,4 +25,9 @@ void compute_cuda_init_order(ProgramModel& pm);
 // `torch.device(...)`. 1: some value is an accelerator; 0: none is; -1: not known.
 int device_on_accelerator(const ProgramModel& pm, const Program& p, const Module& m, NodeId e);
 
+// Does call `c` into `f` rule out the branch of f's body holding `node`? An enclosing `if` tests a
+// plain parameter (`if context is not None:`, `if verbose:`) that the call fixes, by its argument
+// or by leaving the default, so that the branch cannot run on this call.
+bool call_rules_out(const ProgramModel& pm, const Call& c, const Function& f, NodeId node);
+
 }  // namespace tl::py

@@ -455,7 +455,6 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
           if (auto* bs = s->find_local(t.text(v))) {
             for (auto& b : *bs)
               if (b.kind == Binding::Kind::ForTarget && b.stmt != kNone) {
-                NodeId left = t.field(b.stmt, F::Left);
                 const Loop* L = loop_of(m, b.stmt);
                 if (L && L->data_loop && whole_batch_target(m, b.stmt, t.text(v))) return TypeKind::Tensor;
               }
