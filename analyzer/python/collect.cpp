@@ -235,9 +235,7 @@ struct Collector {
   // smoke test that takes the first one): its statements do not run every step.
   bool ends_first_iteration(NodeId body) const {
     if (body == kNone) return false;
-    NodeId last = kNone;
-    for (NodeId c : t.named_child_range(body))
-      if (!t.is(c, K::Comment)) last = c;
+    NodeId last = last_statement(t, body);
     if (last == kNone ||
         !(t.is(last, K::ReturnStatement) || t.is(last, K::BreakStatement) || t.is(last, K::RaiseStatement)))
       return false;

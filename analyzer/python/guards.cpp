@@ -137,12 +137,6 @@ bool has_modulo(const Tree& t, NodeId n) {
   return false;
 }
 
-NodeId last_statement(const Tree& t, NodeId block) {
-  NodeId last = kNone;
-  for (NodeId c : t.named_child_range(block)) last = c;
-  return last;
-}
-
 // `if <cond>: ... continue` (or `return` in a function body) before `child` in `block`.
 bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
   const Tree& t = g.mod->tree;

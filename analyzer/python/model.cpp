@@ -73,6 +73,12 @@ std::vector<std::pair<uint32_t, uint32_t>> dead_branches(const Tree& t) {
   return out;
 }
 
+NodeId last_statement(const Tree& t, NodeId block) {
+  NodeId last = kNone;
+  for (NodeId c : t.named_child_range(block)) last = c;
+  return last;
+}
+
 std::string dotted_text(const Tree& t, NodeId n) {
   if (n == kNone) return {};
   if (t.is(n, K::Identifier)) return std::string(t.text(n));

@@ -583,6 +583,8 @@ std::string_view last_component(std::string_view dotted);
 // runs for every call of every file, and for every identifier in the accelerator-intent pass).
 inline char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c; }
 bool icontains(std::string_view hay, std::string_view needle);
+// The last statement of a block (comments left out); kNone when it has none.
+NodeId last_statement(const Tree& t, NodeId block);
 // The dotted text of a name / attribute chain ("self.train_loader"); empty for other shapes.
 std::string dotted_text(const Tree& t, NodeId n);
 std::string string_literal_value(const Tree& t, NodeId n);  // "" when not a plain string

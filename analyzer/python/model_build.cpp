@@ -940,13 +940,16 @@ struct ModelBuilder {
       for (auto& a : g->cls->attrs_mutated_outside_init) out.insert("self." + std::string(a));
   }
 
+  static void add_entry(CallReach& r, const Call* c) {
+    if (std::find(r.entries.begin(), r.entries.end(), c) == r.entries.end()) r.entries.push_back(c);
+  }
+
   void add_reach(Function* f, std::unique_ptr<CallReach> r, std::deque<Function*>& work) {
     auto& v = pm.reach_[f->id];
     for (auto& e : v)
       if (e->root == r->root) {  // first (shortest) path wins; the ways in are kept
         e->unconditional |= r->unconditional;
-        for (const Call* c : r->entries)
-          if (std::find(e->entries.begin(), e->entries.end(), c) == e->entries.end()) e->entries.push_back(c);
+        for (const Call* c : r->entries) add_entry(*e, c);
         return;
       }
     v.push_back(std::move(r));
@@ -1169,7 +1172,7 @@ struct ModelBuilder {
           for (auto& e : pm.reach_[c.target->id])
             if (e->root == r->root) {
               known = true;
-              if (std::find(e->entries.begin(), e->entries.end(), &c) == e->entries.end()) e->entries.push_back(&c);
+              add_entry(*e, &c);
             }
           if (known) continue;
           auto nr = std::make_unique<CallReach>();

@@ -613,18 +613,20 @@ struct ProgramReach {
     bool unknown = false;
     std::vector<std::pair<const Call*, ValueSet>> calls;
   };
-  ParamSource param_source(const Function& f, std::string_view name) const {
-    ParamSource out;
+  // The binding of `name` as a plain parameter of `f`: null when f has no such parameter or
+  // reassigns it in the body.
+  static const Binding* plain_param(const Function& f, std::string_view name) {
     const Binding* param = nullptr;
-    if (auto* bs = f.scope.find_local(name)) {
+    if (auto* bs = f.scope.find_local(name))
       for (auto& b : *bs) {
-        if (b.kind != Binding::Kind::Param) {
-          out.unknown = true;  // reassigned in the body
-          return out;
-        }
+        if (b.kind != Binding::Kind::Param) return nullptr;  // reassigned in the body
         param = &b;
       }
-    }
+    return param;
+  }
+  ParamSource param_source(const Function& f, std::string_view name) const {
+    ParamSource out;
+    const Binding* param = plain_param(f, name);
     if (!param) {
       out.unknown = true;
       return out;
@@ -667,14 +669,8 @@ struct ProgramReach {
       auto shape = cond_shape(t, p);
       if (!shape || !t.is(shape->subject, K::Identifier)) continue;
       std::string_view name = t.text(shape->subject);
-      const Binding* param = nullptr;
-      bool plain = true;
-      if (auto* bs = f.scope.find_local(name))
-        for (auto& b : *bs) {
-          if (b.kind != Binding::Kind::Param) plain = false;  // reassigned in the body
-          else param = &b;
-        }
-      if (!param || !plain) continue;
+      const Binding* param = plain_param(f, name);
+      if (!param) continue;
       ValueSet vs = call_value(f, name, *param, positional_index(f, name), c);
       for (NodeId part : dead_parts(t, p, *shape, vs))
         if (t.contains(part, node)) return true;

@@ -190,7 +190,7 @@ void check_dataloader_workers_not_persistent(RuleContext& ctx) {
               for (auto& b : *bs)
                 if (b.kind == py::Binding::Kind::Assign && b.whole && b.value != py::kNone &&
                     (m->tree.is(b.value, py::K::Identifier) || m->tree.is(b.value, py::K::Attribute)) &&
-                    names.count(key_of(*m, b.value)) && py::dotted_text(m->tree, b.value) != d) {
+                    names.count(key_of(*m, b.value))) {
                   named = true;
                   k = key_of(*m, b.value);
                 }

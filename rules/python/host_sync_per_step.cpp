@@ -132,10 +132,11 @@ std::string sync_of(const RuleContext& ctx, const py::Call& c) {
 }
 
 // An evaluation loop that collects its outputs on the host: `preds.append(out.cpu())`,
-// `labels.extend(y.cpu().numpy().tolist())`, `scores += s.tolist()` (not `top1 += int(...)`). The values must reach the host
-// for the metric computed after the loop (or are kept there to bound GPU memory), so the copy is
-// the loop's product, not a read that could be made every N steps. Scalar reads (`.item()`) that
-// feed running meters are still reported, and so is any copy in a training step.
+// `labels.extend(y.cpu().numpy().tolist())`, `scores += s.tolist()` (not `top1 += int(...)`).
+// The values must reach the host for the metric computed after the loop (or are kept there to
+// bound GPU memory), so the copy is the loop's product, not a read that could be made every N
+// steps. Scalar reads (`.item()`) that feed running meters are still reported, and so is any
+// copy in a training step.
 bool collects_output(const RuleContext& ctx, const py::Call& c, const py::StepContext& sc) {
   const auto& t = ctx.tree;
   if (sc.kind != py::LoopKind::EvalStep || c.receiver == py::kNone ||
