@@ -441,6 +441,11 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
       return TypeKind::Unknown;
     }
     case K::ComparisonOperator: {
+      // `x is None`, `a is not b`: identity is a Python bool whatever the operands
+      bool identity_only = true;
+      for (NodeId c = t.first_child(expr); c != kNone; c = t.next_sibling(c))
+        if (!t[c].named && t.text(c).substr(0, 2) != "is") identity_only = false;
+      if (identity_only) return TypeKind::Unknown;
       for (NodeId c : t.named_child_range(expr))
         if (type_of(m, c, depth + 1) == TypeKind::Tensor) return TypeKind::Tensor;
       return TypeKind::Unknown;

@@ -98,6 +98,11 @@ std::string sync_of(const RuleContext& ctx, const py::Call& c) {
       if (numpy_like(ctx, c.receiver)) return "";
       TypeKind k = ctx.model.type_of(ctx.mod, c.receiver);
       if (k == TypeKind::Module) return "";
+      // `vae.cpu()` as a statement: only a module moves in place (a tensor's copy would be
+      // dropped, which is TL401's bug), so an unknown receiver there is a module being offloaded
+      if (py::NodeId st = t.parent(c.node);
+          k != TypeKind::Tensor && st != py::kNone && t.is(st, py::K::ExpressionStatement))
+        return "";
       if (c.method == "cpu" || k == TypeKind::Tensor) return "." + std::string(c.method) + "()";
       // .numpy()/.tolist() on something unknown: only after .cpu()/.detach() chains on tensors
       return "";
