@@ -276,11 +276,10 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
   if (c.derives_from({"torch.utils.data.IterableDataset", "torch.utils.data.dataset.IterableDataset"}) &&
       !c.find_method("__getitem__") && !worker_aware(c))
     return DS::Unsharded;
-  // __getitem__ that only indexes attributes built in __init__
+  // __getitem__ that only indexes (or returns) attributes built in __init__
   Function* g = c.find_method("__getitem__");
   if (!g || g->body == kNone) return DS::Unknown;
   const Tree& gt = g->mod->tree;
-  bool indexes = false;
   for (NodeId n = g->body; n < gt[g->body].subtree_end; ++n) {
     K k = gt.kind(n);
     if (k == K::Call) {
@@ -298,16 +297,11 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       if (it == owner->attr_values.end() || owner->attrs_mutated_outside_init.count(a)) return DS::Unknown;
       for (NodeId v : it->second)
         if (lazy_storage(m, v)) return DS::Unknown;
-      NodeId p = gt.parent(n);
-      if (p != kNone && gt.is(p, K::Subscript) && gt.field(p, F::Value) == n) indexes = true;
-      else if (p != kNone && gt.is(p, K::Attribute)) {
-        // self.df.iloc[i], self.data.x[i]
-        NodeId pp = gt.parent(p);
-        if (pp != kNone && gt.is(pp, K::Subscript) && gt.field(pp, F::Value) == p) indexes = true;
-      }
     }
   }
-  return indexes ? DS::InMemory : DS::Unknown;
+  // A sample made of attributes and the index alone (`{"prompt": self.prompt, "index": index}`,
+  // the prompts of a generation pass) is in memory too: there is nothing to load.
+  return DS::InMemory;
 }
 
 ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, NodeId ds) const {
