@@ -137,6 +137,24 @@ bool has_modulo(const Tree& t, NodeId n) {
   return false;
 }
 
+// A periodic condition: a `%` in it, or a call of an analysed predicate that returns one
+// (`if not self.should_log(step): return` over `return step == 1 or step % self.log_freq == 0`).
+bool periodic(const GuardContext& g, NodeId cond) {
+  const Tree& t = g.mod->tree;
+  if (has_modulo(t, cond)) return true;
+  if (cond == kNone) return false;
+  for (NodeId x = cond; x < t[cond].subtree_end; ++x) {
+    if (!t.is(x, K::Call)) continue;
+    const Call* c = g.mod->call_at(x);
+    if (!c || !c->target || c->target->body == kNone) continue;
+    const Function& f = *c->target;
+    const Tree& ft = f.mod->tree;
+    for (NodeId y = f.body; y < ft[f.body].subtree_end; ++y)
+      if (ft.is(y, K::ReturnStatement) && has_modulo(ft, ft.first_named_child(y))) return true;
+  }
+  return false;
+}
+
 // `if <cond>: ... continue` (or `return` in a function body) before `child` in `block`.
 bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
   const Tree& t = g.mod->tree;
@@ -151,7 +169,7 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
     // Only a periodic skip (`if i % k: continue`) makes the rest periodic; a warm-up or
     // bad-batch skip (`if step < warmup: continue`) leaves it running on (almost) every step.
     NodeId cond = t.field(s, F::Condition);
-    if (has_modulo(t, cond) && is_varying_expr(g, cond)) return true;
+    if (periodic(g, cond) && is_varying_expr(g, cond)) return true;
   }
   return false;
 }
