@@ -15,6 +15,14 @@ inline bool qname_in(std::string_view q, std::initializer_list<std::string_view>
 }
 
 // The DataLoader constructor, under any of its import paths.
+// A tensor factory (`torch.zeros(...)`, `torch.tensor(...)`; `*_like` excluded: those follow their
+// argument's device).
+inline bool is_tensor_factory(std::string_view q) {
+  return qname_in(q, {"torch.zeros", "torch.ones", "torch.empty", "torch.full", "torch.rand", "torch.randn",
+                      "torch.randint", "torch.arange", "torch.linspace", "torch.eye", "torch.tensor",
+                      "torch.as_tensor"});
+}
+
 inline bool is_dataloader_ctor(std::string_view q) {
   return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader";
 }

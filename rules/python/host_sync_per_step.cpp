@@ -21,6 +21,20 @@ bool on_host(const RuleContext& ctx, py::NodeId e, int depth = 0) {
     const py::Call* c = ctx.mod.call_at(e);
     if (!c) return false;
     if (c->method == "cpu" || c->method == "numpy" || c->method == "tolist" || c->method == "item") return true;
+    // made on the host: a factory with no `device=`, or `device="cpu"` (`torch.tensor(x)` and
+    // `as_tensor` keep the device of a tensor `x`: only literal data counts for them)
+    if (is_tensor_factory(c->qname)) {
+      if (c->qname == "torch.tensor" || c->qname == "torch.as_tensor") {
+        py::NodeId data = ctx.model.positional_arg(ctx.mod, *c, 0);
+        if (data == py::kNone || !(t.is(data, py::K::Integer) || t.is(data, py::K::Float) ||
+                                   t.is(data, py::K::List) || t.is(data, py::K::Tuple)))
+          return false;
+      }
+      py::NodeId dev = ctx.model.keyword_arg(ctx.mod, *c, "device");
+      if (dev == py::kNone) return true;
+      std::string_view d = t.is(dev, py::K::String) ? t.text(dev) : std::string_view{};
+      return d.size() >= 5 && d.substr(1, 3) == "cpu";
+    }
     if ((c->method == "detach" || c->method == "clone" || c->method == "float" || c->method == "long" ||
          c->method == "int" || c->method == "squeeze" || c->method == "view" || c->method == "reshape") && c->receiver != py::kNone)
       return on_host(ctx, c->receiver, depth + 1);

@@ -10,16 +10,6 @@
 namespace tl::rules {
 namespace {
 
-bool is_factory(std::string_view q) {
-  static const char* names[] = {"zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange",
-                                "linspace", "eye", "tensor", "as_tensor"};
-  if (q.rfind("torch.", 0) != 0) return false;
-  std::string_view rest = q.substr(6);
-  for (auto* n : names)
-    if (rest == n) return true;
-  return false;
-}
-
 // `torch.zeros(n).to(d)` / `.to(device=d)` / `.cuda()` -> `torch.zeros(n, device=d)`: the device
 // moves into the factory and the move goes. None when the move has any other argument (dtype,
 // non_blocking, copy, a `.cuda(1)` index), which `device=` alone would not keep.
@@ -76,7 +66,7 @@ void check_tensor_created_then_moved(RuleContext& ctx) {
     }
     if (!to_accel) continue;
     const py::Call* f = ctx.mod.call_at(c.receiver);
-    if (!f || !is_factory(f->qname)) continue;
+    if (!f || !is_tensor_factory(f->qname)) continue;
     if (ctx.model.keyword_arg(ctx.mod, *f, "device") != py::kNone || ctx.model.has_splat(ctx.mod, *f)) continue;
     std::string fn(py::last_component(f->qname));
     Finding* fd = report_if_per_step(ctx, c.node,
