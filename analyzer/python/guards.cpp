@@ -123,6 +123,31 @@ bool is_varying_expr(const GuardContext& g, NodeId cond) {
 }
 
 namespace {
+bool has_modulo(const Tree& t, NodeId n);
+}  // namespace
+
+bool returns_periodic(const Function& f) {
+  if (f.body == kNone) return false;
+  const Tree& ft = f.mod->tree;
+  for (NodeId y = f.body; y < ft[f.body].subtree_end; ++y)
+    if (ft.is(y, K::ReturnStatement) && has_modulo(ft, ft.first_named_child(y))) return true;
+  return false;
+}
+
+bool ProgramModel::periodic_predicate_name(std::string_view name) const {
+  std::lock_guard lock(predicate_memo_->mu);
+  auto [it, fresh] = predicate_memo_->answers.try_emplace(std::string(name), false);
+  if (!fresh) return it->second;
+  bool any = false, all = true;
+  for (const Function* f : functions_)
+    if (f->cls && f->name == name) {
+      any = true;
+      all &= returns_periodic(*f);
+    }
+  return it->second = any && all;
+}
+
+namespace {
 
 bool has_modulo(const Tree& t, NodeId n) {
   if (n == kNone) return false;
@@ -139,18 +164,27 @@ bool has_modulo(const Tree& t, NodeId n) {
 
 // A periodic condition: a `%` in it, or a call of an analysed predicate that returns one
 // (`if not self.should_log(step): return` over `return step == 1 or step % self.log_freq == 0`).
-bool periodic(const GuardContext& g, NodeId cond) {
+// A name the function binds once to such a test counts too (`should_log = self.should_log(step)`
+// then `if not should_log: return`).
+bool periodic(const GuardContext& g, NodeId cond, int depth = 0) {
   const Tree& t = g.mod->tree;
   if (has_modulo(t, cond)) return true;
   if (cond == kNone) return false;
   for (NodeId x = cond; x < t[cond].subtree_end; ++x) {
+    if (t.is(x, K::Identifier) && depth == 0) {
+      const Function* ef = g.mod->enclosing_function(x);
+      const Scope* sc = ef ? &ef->scope : &g.mod->scope;
+      if (auto* bs = sc->find_local(t.text(x)); bs && bs->size() == 1 && bs->front().kind == Binding::Kind::Assign &&
+                                                 bs->front().whole && periodic(g, bs->front().value, depth + 1))
+        return true;
+      continue;
+    }
     if (!t.is(x, K::Call)) continue;
     const Call* c = g.mod->call_at(x);
-    if (!c || !c->target || c->target->body == kNone) continue;
-    const Function& f = *c->target;
-    const Tree& ft = f.mod->tree;
-    for (NodeId y = f.body; y < ft[f.body].subtree_end; ++y)
-      if (ft.is(y, K::ReturnStatement) && has_modulo(ft, ft.first_named_child(y))) return true;
+    if (!c) continue;
+    if (c->target ? returns_periodic(*c->target)
+                  : !c->method.empty() && c->receiver != kNone && g.model->periodic_predicate_name(c->method))
+      return true;
   }
   return false;
 }

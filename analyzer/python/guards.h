@@ -23,6 +23,9 @@ void collect_assigned_names(const Tree& t, NodeId n, std::unordered_set<std::str
 // clock / a random source.
 bool is_varying_expr(const GuardContext& g, NodeId cond);
 
+// True when a return statement of `f` returns a `%` test (`return step % freq == 0`).
+bool returns_periodic(const Function& f);
+
 // True when `node` sits under a varying guard between itself and g.boundary (an if/elif/else,
 // ternary, and/or, except handler, match case, or an earlier `if <varying>: continue`).
 bool is_guarded(const GuardContext& g, NodeId node);

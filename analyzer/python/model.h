@@ -417,6 +417,9 @@ class ProgramModel {
 
   // docs/concepts.md "optimizer step": optimizer.step(), scaler.step(opt), a framework's step.
   bool is_optimizer_step(const Module& m, const Call& c) const;
+  // Every analysed function of this name returns a `%` test (`should_log`): a predicate that
+  // makes an early exit periodic, where the call's receiver cannot be resolved. Memoised.
+  bool periodic_predicate_name(std::string_view name) const;
   // A backward pass: x.backward(), manual_backward(...), torch.autograd.backward(...).
   static bool is_backward(const Call& c);
 
@@ -520,6 +523,11 @@ class ProgramModel {
     std::array<Shard, 16> shards;
   };
   mutable std::unique_ptr<RelativeModuleMemo> relative_memo_ = std::make_unique<RelativeModuleMemo>();
+  struct PredicateMemo {
+    std::mutex mu;
+    std::unordered_map<std::string, bool> answers;
+  };
+  mutable std::unique_ptr<PredicateMemo> predicate_memo_ = std::make_unique<PredicateMemo>();
   Module* relative_module_uncached(const Module& from, const std::string& q, std::string* rest) const;
   std::unordered_map<std::string, std::vector<ArgDef*>> argdefs_;    // dest -> definitions
   std::unordered_set<std::string> cuda_names_;  // names bound to accelerator devices
