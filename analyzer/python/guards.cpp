@@ -170,15 +170,19 @@ bool periodic(const GuardContext& g, NodeId cond, int depth = 0) {
   const Tree& t = g.mod->tree;
   if (has_modulo(t, cond)) return true;
   if (cond == kNone) return false;
+  // the condition is the name (or its negation): the test's value, not a number made with `%`
+  // (`step < resume_step` where `resume_step = total % per_epoch` is a warm-up skip)
+  NodeId name = cond;
+  while (name != kNone && (t.is(name, K::ParenthesizedExpression) || t.is(name, K::NotOperator)))
+    name = t.is(name, K::NotOperator) ? t.field(name, F::Argument) : t.first_named_child(name);
+  if (name != kNone && t.is(name, K::Identifier) && depth == 0) {
+    const Function* ef = g.mod->enclosing_function(name);
+    const Scope* sc = ef ? &ef->scope : &g.mod->scope;
+    auto* bs = sc->find_local(t.text(name));
+    return bs && bs->size() == 1 && bs->front().kind == Binding::Kind::Assign && bs->front().whole &&
+           periodic(g, bs->front().value, depth + 1);
+  }
   for (NodeId x = cond; x < t[cond].subtree_end; ++x) {
-    if (t.is(x, K::Identifier) && depth == 0) {
-      const Function* ef = g.mod->enclosing_function(x);
-      const Scope* sc = ef ? &ef->scope : &g.mod->scope;
-      if (auto* bs = sc->find_local(t.text(x)); bs && bs->size() == 1 && bs->front().kind == Binding::Kind::Assign &&
-                                                 bs->front().whole && periodic(g, bs->front().value, depth + 1))
-        return true;
-      continue;
-    }
     if (!t.is(x, K::Call)) continue;
     const Call* c = g.mod->call_at(x);
     if (!c) continue;
@@ -208,6 +212,17 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
   return false;
 }
 
+// An opt-in debug mode: `if debug:`, `if self.debug:`, `if args.debug_nans:`. What it turns on
+// (a forced collection, a value printed every step) is what the user asked for while debugging,
+// not the training run's cost.
+bool debug_switch(const Tree& t, NodeId cond) {
+  while (cond != kNone && t.is(cond, K::ParenthesizedExpression)) cond = t.first_named_child(cond);
+  if (cond == kNone || !(t.is(cond, K::Identifier) || t.is(cond, K::Attribute))) return false;
+  std::string last(last_component(dotted_text(t, cond)));
+  for (char& ch : last) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return last.starts_with("debug") || last.find("_debug") != std::string::npos;
+}
+
 }  // namespace
 
 bool is_guarded(const GuardContext& g, NodeId node) {
@@ -218,6 +233,7 @@ bool is_guarded(const GuardContext& g, NodeId node) {
       case K::IfStatement: {
         NodeId cond = t.field(p, F::Condition);
         if (child != cond && is_varying_expr(g, cond)) return true;
+        if (child == t.field(p, F::Consequence) && debug_switch(t, cond)) return true;
         break;
       }
       case K::ElifClause: {
