@@ -1,7 +1,7 @@
 // How a DataLoader's dataset holds its samples (rules/docs/TL201): in memory (a TensorDataset, or
-// a Dataset whose __getitem__ only indexes tensors/arrays built in __init__), or live state of
-// the training process (an IterableDataset that reads a replay buffer, steps an environment or
-// calls the model). Worker processes help neither: the first gains no overlap, the second would
+// a Dataset whose __getitem__ only indexes or returns values built in __init__), or live state
+// of the training process (an IterableDataset that reads a replay buffer, steps an environment
+// or calls the model). Worker processes help neither: the first gains no overlap, the second would
 // iterate stale copies.
 #include <algorithm>
 #include <functional>

@@ -123,7 +123,20 @@ bool is_varying_expr(const GuardContext& g, NodeId cond) {
 }
 
 namespace {
-bool has_modulo(const Tree& t, NodeId n);
+
+bool has_modulo(const Tree& t, NodeId n) {
+  if (n == kNone) return false;
+  std::vector<NodeId> stack{n};
+  while (!stack.empty()) {
+    NodeId x = stack.back();
+    stack.pop_back();
+    if (t.is(x, K::BinaryOperator) && t.operator_text(x) == "%") return true;
+    for (NodeId c = t.first_child(x); c != kNone; c = t.next_sibling(c))
+      if (t[c].named) stack.push_back(c);
+  }
+  return false;
+}
+
 }  // namespace
 
 bool returns_periodic(const Function& f) {
@@ -148,19 +161,6 @@ bool ProgramModel::periodic_predicate_name(std::string_view name) const {
 }
 
 namespace {
-
-bool has_modulo(const Tree& t, NodeId n) {
-  if (n == kNone) return false;
-  std::vector<NodeId> stack{n};
-  while (!stack.empty()) {
-    NodeId x = stack.back();
-    stack.pop_back();
-    if (t.is(x, K::BinaryOperator) && t.operator_text(x) == "%") return true;
-    for (NodeId c = t.first_child(x); c != kNone; c = t.next_sibling(c))
-      if (t[c].named) stack.push_back(c);
-  }
-  return false;
-}
 
 // A periodic condition: a `%` in it, or a call of an analysed predicate that returns one
 // (`if not self.should_log(step): return` over `return step == 1 or step % self.log_freq == 0`).
@@ -207,7 +207,7 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
     // Only a periodic skip (`if i % k: continue`) makes the rest periodic; a warm-up or
     // bad-batch skip (`if step < warmup: continue`) leaves it running on (almost) every step.
     NodeId cond = t.field(s, F::Condition);
-    if (periodic(g, cond) && is_varying_expr(g, cond)) return true;
+    if (is_varying_expr(g, cond) && periodic(g, cond)) return true;
   }
   return false;
 }
@@ -219,7 +219,7 @@ bool debug_switch(const Tree& t, NodeId cond) {
   while (cond != kNone && t.is(cond, K::ParenthesizedExpression)) cond = t.first_named_child(cond);
   if (cond == kNone || !(t.is(cond, K::Identifier) || t.is(cond, K::Attribute))) return false;
   std::string last(last_component(dotted_text(t, cond)));
-  for (char& ch : last) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  for (char& ch : last) ch = ascii_lower(ch);
   return last.starts_with("debug") || last.find("_debug") != std::string::npos;
 }
 

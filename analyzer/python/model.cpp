@@ -724,18 +724,9 @@ ValueSet ProgramModel::eval(const Module& m, NodeId expr, int depth) const {
       // the options of the programs this code runs in: another script's `--workers` default (the
       // same name in a sibling script of the folder) is not a value here. Options declared only
       // outside them (a shared options module no program of this code imports) all count.
-      auto shares_program = [&](const Module& a) {
-        auto i = a.programs.begin(), j = m.programs.begin();
-        while (i != a.programs.end() && j != m.programs.end()) {
-          if (*i == *j) return true;
-          if (*i < *j) ++i;
-          else ++j;
-        }
-        return false;
-      };
-      bool any_shared = std::any_of(it->second.begin(), it->second.end(), [&](ArgDef* d) { return shares_program(*d->mod); });
+      bool any_shared = std::any_of(it->second.begin(), it->second.end(), [&](ArgDef* d) { return d->mod->shares_program(m); });
       for (ArgDef* d : it->second) {
-        if (any_shared && !shares_program(*d->mod)) continue;
+        if (any_shared && !d->mod->shares_program(m)) continue;
         if (!d->has_default) {
           if (d->action == "store_true") vs.add(Literal{Literal::Kind::Bool, "False"});
           else if (d->action == "store_false") vs.add(Literal{Literal::Kind::Bool, "True"});

@@ -249,6 +249,14 @@ struct Module {
     auto it = call_by_node.find(n);
     return it == call_by_node.end() ? nullptr : &calls[it->second];
   }
+  // Does this module belong to a program `o` belongs to too? (Both id lists are sorted.)
+  bool shares_program(const Module& o) const {
+    for (size_t i = 0, j = 0; i < programs.size() && j < o.programs.size();) {
+      if (programs[i] == o.programs[j]) return true;
+      (programs[i] < o.programs[j] ? i : j)++;
+    }
+    return false;
+  }
 };
 
 // A small value lattice for "simple value facts".

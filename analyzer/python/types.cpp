@@ -148,20 +148,13 @@ bool ProgramModel::is_accelerator_device(const Module& m, NodeId expr) const {
   if (!d.empty()) {
     std::string_view last = last_component(d);
     // a name of one of the module's programs: every program's members hold the default names;
-    // another name, where a module that binds it shares a program with this one (both lists of
-    // program ids are sorted)
+    // another name, where a module that binds it shares a program with this one
     if (accel_names_ready_ && !m.programs.empty() &&
         std::find(kDefaultDeviceNames.begin(), kDefaultDeviceNames.end(), last) != kDefaultDeviceNames.end())
       return true;
     if (auto it = accel_name_modules_.find(last); it != accel_name_modules_.end())
-      for (uint32_t n : it->second) {
-        const std::vector<uint32_t>& a = modules_[n]->programs;
-        const std::vector<uint32_t>& b = m.programs;
-        for (size_t i = 0, j = 0; i < a.size() && j < b.size();) {
-          if (a[i] == b[j]) return true;
-          (a[i] < b[j] ? i : j)++;
-        }
-      }
+      for (uint32_t n : it->second)
+        if (modules_[n]->shares_program(m)) return true;
   }
   if (t.is(expr, K::Call))
     if (const Call* c = m.call_at(expr); c && c->target && device_fns_.count(c->target)) return true;

@@ -14,7 +14,6 @@ inline bool qname_in(std::string_view q, std::initializer_list<std::string_view>
   return false;
 }
 
-// The DataLoader constructor, under any of its import paths.
 // A tensor factory (`torch.zeros(...)`, `torch.tensor(...)`; `*_like` excluded: those follow their
 // argument's device).
 inline bool is_tensor_factory(std::string_view q) {
@@ -23,6 +22,7 @@ inline bool is_tensor_factory(std::string_view q) {
                       "torch.as_tensor"});
 }
 
+// The DataLoader constructor, under any of its import paths.
 inline bool is_dataloader_ctor(std::string_view q) {
   return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader";
 }

@@ -31,9 +31,7 @@ bool on_host(const RuleContext& ctx, py::NodeId e, int depth = 0) {
           return false;
       }
       py::NodeId dev = ctx.model.keyword_arg(ctx.mod, *c, "device");
-      if (dev == py::kNone) return true;
-      std::string_view d = t.is(dev, py::K::String) ? t.text(dev) : std::string_view{};
-      return d.size() >= 5 && d.substr(1, 3) == "cpu";
+      return dev == py::kNone || py::string_literal_value(t, dev).starts_with("cpu");
     }
     if ((c->method == "detach" || c->method == "clone" || c->method == "float" || c->method == "long" ||
          c->method == "int" || c->method == "squeeze" || c->method == "view" || c->method == "reshape") && c->receiver != py::kNone)
