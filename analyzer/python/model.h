@@ -478,6 +478,14 @@ class ProgramModel {
   // straight-line code is `.cuda()`, `.to(<accelerator device>)`, a factory with such a `device=`,
   // or the output of a model moved there the same way; unknown placement is false.
   bool on_accelerator(const Module& m, NodeId expr, int depth = 0) const;
+  // What reaches a read of the name `ident` in straight-line code: the value of the nearest
+  // assignment before it (`value`), or a `name.to(...)`/`name.cuda()` statement met first
+  // (`in_place`, the call). Both kNone when a loop, a branch or another binding is on the way.
+  struct Reaching {
+    NodeId value = kNone;
+    NodeId in_place = kNone;
+  };
+  Reaching reaching(const Module& m, NodeId ident) const;
   // Does `node` run in every iteration of the innermost epoch loop around it (same function, not
   // under a guard that varies across epochs)? False when no epoch loop encloses it.
   bool runs_every_epoch(const Module& m, NodeId node) const;

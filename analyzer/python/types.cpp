@@ -175,6 +175,57 @@ bool keeps_placement(std::string_view m) {
 
 }  // namespace
 
+ProgramModel::Reaching ProgramModel::reaching(const Module& m, NodeId ident) const {
+  // the assignment that reaches this read in straight-line code; any other binding on the way (a
+  // loop target, a branch, a rebinding later in an enclosing loop) makes it unknown
+  const Tree& t = m.tree;
+  std::string name(t.text(ident));
+  std::unordered_set<std::string> bound;
+  NodeId cur = ident;
+  for (NodeId p = t.parent(cur); p != kNone; cur = p, p = t.parent(p)) {
+    K k = t.kind(p);
+    if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) return {};
+    if (k == K::ForStatement || k == K::WhileStatement) {
+      bound.clear();
+      collect_assigned_names(t, p, bound);
+      if (bound.count(name)) return {};
+    }
+    if (k != K::Block && k != K::Module) continue;
+    std::vector<NodeId> before;
+    for (NodeId s = t.first_child(p); s != kNone && s != cur; s = t.next_sibling(s))
+      if (t[s].named) before.push_back(s);
+    for (auto bi = before.rbegin(); bi != before.rend(); ++bi) {
+      NodeId s = *bi;
+      if (t.is(s, K::ExpressionStatement)) {
+        NodeId e = t.first_named_child(s);
+        if (e != kNone && t.is(e, K::Call))
+          if (const Call* c = m.call_at(e); c && c->receiver != kNone && t.is(c->receiver, K::Identifier) &&
+                                             t.text(c->receiver) == name && (c->method == "to" || c->method == "cuda"))
+            return {kNone, e};
+      }
+      bound.clear();
+      collect_assigned_names(t, s, bound);
+      if (!bound.count(name)) continue;
+      NodeId a = t.is(s, K::ExpressionStatement) ? t.first_named_child(s) : kNone;
+      if (a == kNone || !t.is(a, K::Assignment)) return {};
+      NodeId left = t.field(a, F::Left), right = t.field(a, F::Right);
+      if (left == kNone || right == kNone) return {};
+      if (t.is(left, K::Identifier)) return t.text(left) == name ? Reaching{right, kNone} : Reaching{};
+      // x, y = x.to(device), y.to(device)
+      if ((t.is(left, K::PatternList) || t.is(left, K::TuplePattern)) &&
+          (t.is(right, K::ExpressionList) || t.is(right, K::Tuple))) {
+        auto ls = t.named_children(left), rs = t.named_children(right);
+        if (ls.size() != rs.size()) return {};
+        for (size_t i = 0; i < ls.size(); ++i)
+          if (t.is(ls[i], K::Identifier) && t.text(ls[i]) == name) return {rs[i], kNone};
+      }
+      return {};
+    }
+    if (k == K::Module) return {};
+  }
+  return {};
+}
+
 bool ProgramModel::on_accelerator(const Module& m, NodeId expr, int depth) const {
   const Tree& t = m.tree;
   if (expr == kNone || depth > 6) return false;
@@ -200,54 +251,13 @@ bool ProgramModel::on_accelerator(const Module& m, NodeId expr, int depth) const
       return false;
     }
     case K::Identifier: {
-      // the assignment that reaches this read in straight-line code; any other binding on the
-      // way (a loop target, a branch, a rebinding later in an enclosing loop) makes it unknown
-      std::string name(t.text(expr));
-      std::unordered_set<std::string> bound;
-      NodeId cur = expr;
-      for (NodeId p = t.parent(cur); p != kNone; cur = p, p = t.parent(p)) {
-        K k = t.kind(p);
-        if (k == K::FunctionDefinition || k == K::ClassDefinition || k == K::Lambda) return false;
-        if (k == K::ForStatement || k == K::WhileStatement) {
-          bound.clear();
-          collect_assigned_names(t, p, bound);
-          if (bound.count(name)) return false;
-        }
-        if (k != K::Block && k != K::Module) continue;
-        std::vector<NodeId> before;
-        for (NodeId s = t.first_child(p); s != kNone && s != cur; s = t.next_sibling(s))
-          if (t[s].named) before.push_back(s);
-        for (auto bi = before.rbegin(); bi != before.rend(); ++bi) {
-          NodeId s = *bi;
-          // `model.to(device)` / `model.cuda()` moves a module in place
-          if (t.is(s, K::ExpressionStatement)) {
-            NodeId e = t.first_named_child(s);
-            if (e != kNone && t.is(e, K::Call))
-              if (const Call* c = m.call_at(e); c && c->receiver != kNone && t.is(c->receiver, K::Identifier) &&
-                                                 t.text(c->receiver) == name && (c->method == "to" || c->method == "cuda"))
-                return type_of(m, c->receiver) == TypeKind::Module && on_accelerator(m, e, depth + 1);
-          }
-          bound.clear();
-          collect_assigned_names(t, s, bound);
-          if (!bound.count(name)) continue;
-          NodeId a = t.is(s, K::ExpressionStatement) ? t.first_named_child(s) : kNone;
-          if (a == kNone || !t.is(a, K::Assignment)) return false;
-          NodeId left = t.field(a, F::Left), right = t.field(a, F::Right);
-          if (left == kNone || right == kNone) return false;
-          if (t.is(left, K::Identifier)) return t.text(left) == name && on_accelerator(m, right, depth + 1);
-          // x, y = x.to(device), y.to(device)
-          if ((t.is(left, K::PatternList) || t.is(left, K::TuplePattern)) &&
-              (t.is(right, K::ExpressionList) || t.is(right, K::Tuple))) {
-            auto ls = t.named_children(left), rs = t.named_children(right);
-            if (ls.size() != rs.size()) return false;
-            for (size_t i = 0; i < ls.size(); ++i)
-              if (t.is(ls[i], K::Identifier) && t.text(ls[i]) == name) return on_accelerator(m, rs[i], depth + 1);
-          }
-          return false;
-        }
-        if (k == K::Module) return false;
+      Reaching r = reaching(m, expr);
+      // `model.to(device)` / `model.cuda()` moves a module in place
+      if (r.in_place != kNone) {
+        const Call* c = m.call_at(r.in_place);
+        return c && type_of(m, c->receiver) == TypeKind::Module && on_accelerator(m, r.in_place, depth + 1);
       }
-      return false;
+      return r.value != kNone && on_accelerator(m, r.value, depth + 1);
     }
     default: return false;
   }

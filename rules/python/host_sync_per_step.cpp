@@ -39,6 +39,8 @@ bool on_host(const RuleContext& ctx, py::NodeId e, int depth = 0) {
     return false;
   }
   if (!t.is(e, py::K::Identifier)) return false;
+  // the assignment that reaches the read, where straight-line code decides it
+  if (py::NodeId v = ctx.model.reaching(ctx.mod, e).value; v != py::kNone) return on_host(ctx, v, depth + 1);
   std::string_view name = t.text(e);
   const py::Function* f = ctx.mod.enclosing_function(e);
   const py::Scope* s = f ? &f->scope : &ctx.mod.scope;
