@@ -252,6 +252,23 @@ struct Collector {
     return stack.empty();
   }
 
+  // Is the iterable a tuple, list or set written out in the code, a handful of values with no
+  // unpacking (`for num_bins in (0, 2, 10):`, `for name in ["train", "val"]:`)? Each iteration
+  // then runs a configuration of its own (a smoke test building one model per setting, a sweep
+  // whose every value trains a model in a loop of its own): a few runs, not training steps.
+  bool written_out(NodeId it) const {
+    if (it == kNone) return false;
+    if (t.is(it, K::ParenthesizedExpression)) it = t.first_named_child(it);
+    if (it == kNone || !(t.is(it, K::Tuple) || t.is(it, K::List) || t.is(it, K::ExpressionList) ||
+                         t.type_name(it) == "set"))
+      return false;
+    size_t n = 0;
+    for (NodeId e : t.named_child_range(it)) {
+      if (t.is(e, K::ListSplat) || t.is(e, K::Comment) || ++n > 16) return false;
+    }
+    return n > 0;
+  }
+
   void visit_loop(NodeId n) {
     Loop L;
     L.index = static_cast<uint32_t>(m.loops.size());
@@ -260,6 +277,7 @@ struct Collector {
     L.parent = loop_stack.empty() ? -1 : loop_stack.back();
     L.runs_once = ends_first_iteration(t.field(n, F::Body));
     bool is_for = t.is(n, K::ForStatement);
+    if (is_for) L.over_display = written_out(t.field(n, F::Right));
     m.loop_by_node[n] = L.index;
     m.loops.push_back(std::move(L));
     int32_t idx = static_cast<int32_t>(m.loops.size() - 1);

@@ -187,6 +187,7 @@ struct Loop {
   std::vector<uint32_t> calls;  // calls lexically inside (nested loops included, nested defs not)
   bool data_loop = false;
   bool runs_once = false;   // the body ends in an unconditional return/break/raise (see collect.cpp)
+  bool over_display = false;  // `for n in (0, 2, 10):`: a few values written out, one run each (collect.cpp)
   // Phase 4.
   bool reaches_opt_step = false, reaches_backward = false;
   bool contains_step_loop = false;

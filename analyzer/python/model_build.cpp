@@ -777,8 +777,10 @@ struct ModelBuilder {
       cand.assign(m.loops.size(), 0);
       for (auto& L : m.loops) {
         // a test's loops run a few iterations by design: never step loops (docs/concepts.md "Test modules")
-        // a loop whose body ends in an unconditional return/break runs once: not a step loop
-        cand[L.index] = !m.is_test && !L.runs_once && (use_opt ? L.reaches_opt_step : L.reaches_backward);
+        // a loop whose body ends in an unconditional return/break runs once: not a step loop;
+        // nor is one over a few values written out (one configuration each)
+        cand[L.index] = !m.is_test && !L.runs_once && !L.over_display &&
+                        (use_opt ? L.reaches_opt_step : L.reaches_backward);
         if (cand[L.index] && L.fn) {
           fn_has_candidate[L.fn->id] = 1;
           if (L.data_loop) fn_has_train_data_loop[L.fn->id] = 1;
@@ -837,7 +839,8 @@ struct ModelBuilder {
         if (!nested_cand[L.index] && !via_calls_cand) L.kind = LoopKind::TrainStep;
       }
       for (auto& L : m.loops)
-        if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward && !m.is_test && !L.runs_once)
+        if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward && !m.is_test && !L.runs_once &&
+            !L.over_display)
           L.kind = LoopKind::EvalStep;
     }
     // epoch loops: contain a step loop lexically or through calls
@@ -859,7 +862,8 @@ struct ModelBuilder {
           const Call& c = m.calls[ci];
           if (c.target && fn_has_step[c.target->id]) L.contains_step_loop = true;
         }
-        if (L.contains_step_loop) L.kind = LoopKind::Epoch;
+        // a sweep over a few written-out values runs its training loop once per value: not epochs
+        if (L.contains_step_loop && !L.over_display) L.kind = LoopKind::Epoch;
       }
     }
     // functions called (transitively) from inside an epoch loop
