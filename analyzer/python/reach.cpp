@@ -86,6 +86,15 @@ struct ProgramReach {
           break;
         }
       if (m.is_test) continue;
+      // a module that imports pytest is test code whatever its name: a test run as a script, a
+      // fixtures module (`tests/common/datasets.py`), a doctest set-up. No training program
+      // imports pytest.
+      for (const std::string& q : m.imported_modules)
+        if (q == "pytest" || q.starts_with("pytest.") || q == "_pytest" || q.starts_with("_pytest.")) {
+          m.is_test = true;
+          break;
+        }
+      if (m.is_test) continue;
       // top-level test_* functions that the module never calls itself (pytest calls them); a
       // training script's own `test_epoch(...)` helper is called by the script.
       for (auto& f : m.functions)
