@@ -1,6 +1,8 @@
 // Type facts and small structural queries of the model (docs/concepts.md: tensor vs
 // module, evaluation context, devices).
 #include <cctype>
+#include <unordered_set>
+#include <vector>
 
 #include "analyzer/python/guards.h"
 #include "analyzer/python/model.h"
@@ -171,6 +173,69 @@ bool keeps_placement(std::string_view m) {
   for (auto* n : names)
     if (m == n) return true;
   return false;
+}
+
+// The type a parameter annotation names: `torch.Tensor`, `Optional[Tensor]`, `Tensor | None`,
+// `"torch.FloatTensor"`, a jaxtyping `Float[Tensor, "b c"]`, an `nn.Module`. A container of
+// tensors (`dict[str, torch.Tensor]`, `List[Tensor]`, `Sequence[torch.Tensor]`) is no tensor.
+TypeKind annotation_type(std::string_view a, int depth = 0) {
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\n' || s.front() == '"' || s.front() == '\'')) s.remove_prefix(1);
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '"' || s.back() == '\'')) s.remove_suffix(1);
+    return s;
+  };
+  a = trim(a);
+  if (a.empty() || depth > 4) return TypeKind::Unknown;
+  // the alternatives of a union at the top level (`A | B`, `Union[A, B]`, `Optional[A]`): None
+  // dropped, the others must agree
+  auto split_top = [](std::string_view s, char sep) {
+    std::vector<std::string_view> parts;
+    int level = 0;
+    size_t from = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '[' || s[i] == '(') ++level;
+      else if (s[i] == ']' || s[i] == ')') --level;
+      else if (s[i] == sep && level == 0) {
+        parts.push_back(s.substr(from, i - from));
+        from = i + 1;
+      }
+    }
+    parts.push_back(s.substr(from));
+    return parts;
+  };
+  auto agree = [&](const std::vector<std::string_view>& alts) {
+    TypeKind k = TypeKind::Unknown;
+    bool first = true;
+    for (std::string_view alt : alts) {
+      alt = trim(alt);
+      if (alt == "None") continue;
+      TypeKind ak = annotation_type(alt, depth + 1);
+      if (ak == TypeKind::Unknown || (!first && ak != k)) return TypeKind::Unknown;
+      k = ak;
+      first = false;
+    }
+    return k;
+  };
+  if (auto alts = split_top(a, '|'); alts.size() > 1) return agree(alts);
+  size_t open = a.find('[');
+  std::string_view head = open == std::string_view::npos ? a : a.substr(0, open);
+  std::string_view last = head.substr(head.rfind('.') == std::string_view::npos ? 0 : head.rfind('.') + 1);
+  if (open != std::string_view::npos) {
+    if (a.back() != ']') return TypeKind::Unknown;
+    std::string_view inner = a.substr(open + 1, a.size() - open - 2);
+    if (last == "Optional" || last == "Union") return agree(split_top(inner, ','));
+    if (last == "Annotated") return annotation_type(split_top(inner, ',')[0], depth + 1);
+    // jaxtyping / torchtyping: the array type is the first argument
+    static const std::unordered_set<std::string_view> dtypes = {"Float", "Int", "Bool", "Shaped", "Num", "Real",
+                                                                "Inexact", "Integer", "UInt", "Complex", "Float32",
+                                                                "Float16", "BFloat16", "Int64", "Int32"};
+    if (dtypes.count(last)) return annotation_type(split_top(inner, ',')[0], depth + 1);
+    if (last == "TensorType") return TypeKind::Tensor;
+    return TypeKind::Unknown;  // a container: dict[str, Tensor], List[Tensor], Tuple[Tensor, ...]
+  }
+  if (last.find("Tensor") != std::string_view::npos) return TypeKind::Tensor;
+  if (last.find("Module") != std::string_view::npos) return TypeKind::Module;
+  return TypeKind::Unknown;
 }
 
 }  // namespace
@@ -449,6 +514,18 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
       for (NodeId c = t.first_child(expr); c != kNone; c = t.next_sibling(c))
         if (!t[c].named && t.text(c).substr(0, 2) != "is") identity_only = false;
       if (identity_only) return TypeKind::Unknown;
+      // `key in d`, `name not in seen`: membership asks the container. It converts a tensor only
+      // when the container is one; a string is never an element of a tensor.
+      bool membership_only = true;
+      for (NodeId c = t.first_child(expr); c != kNone; c = t.next_sibling(c))
+        if (!t[c].named && t.text(c) != "in" && t.text(c) != "not in" && t.text(c) != "not") membership_only = false;
+      if (membership_only) {
+        NodeId left = t.first_named_child(expr), right = kNone;
+        for (NodeId c : t.named_child_range(expr)) right = c;
+        if (left == kNone || right == kNone || left == right) return TypeKind::Unknown;
+        if (t.is(left, K::String) || t.is(left, K::ConcatenatedString)) return TypeKind::Unknown;
+        return type_of(m, right, depth + 1) == TypeKind::Tensor ? TypeKind::Tensor : TypeKind::Unknown;
+      }
       for (NodeId c : t.named_child_range(expr))
         if (type_of(m, c, depth + 1) == TypeKind::Tensor) return TypeKind::Tensor;
       return TypeKind::Unknown;
@@ -611,9 +688,7 @@ TypeKind ProgramModel::type_of(const Module& m, NodeId expr, int depth) const {
             NodeId p = b.stmt;
             NodeId ty = (p != kNone) ? t.field(p, F::Type) : kNone;
             if (ty != kNone) {
-              auto tt = t.text(ty);
-              if (tt.find("Tensor") != std::string_view::npos) bk = TypeKind::Tensor;
-              else if (tt.find("Module") != std::string_view::npos) bk = TypeKind::Module;
+              bk = annotation_type(t.text(ty));
               break;
             }
             // no annotation: the argument every analysed caller passes, when they agree

@@ -185,6 +185,29 @@ bool collects_output(const RuleContext& ctx, const py::Call& c, const py::StepCo
   return into && into->receiver != py::kNone && (into->method == "append" || into->method == "extend");
 }
 
+// Does every iteration of the step call `.generate(...)` (a language model's decoding loop),
+// in the loop or in a function it calls? Decoding already waits for the device once per
+// generated token (the stopping test reads the sequences), so a read of its output, or of
+// anything else, in the same iteration adds no wait of its own.
+bool decodes_every_step(const RuleContext& ctx, const py::StepContext& sc) {
+  if (!sc.loop_mod || sc.loop_node == py::kNone) return false;
+  const py::Module& lm = *sc.loop_mod;
+  const py::Loop* L = ctx.model.loop_of(lm, sc.loop_node);
+  if (!L) return false;
+  auto generates = [](const py::Call& c) { return c.receiver != py::kNone && c.method == "generate"; };
+  for (uint32_t ci : L->calls) {
+    const py::Call& c = lm.calls[ci];
+    bool here = generates(c);
+    if (!here && c.target)
+      for (uint32_t fi : c.target->calls) {
+        const py::Call& g = c.target->mod->calls[fi];
+        if (generates(g) && ctx.model.runs_every_step_of(*c.target->mod, g.node, lm, sc.loop_node)) here = true;
+      }
+    if (here && ctx.model.runs_every_step_of(lm, c.node, lm, sc.loop_node)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_host_sync_per_step(RuleContext& ctx) {
@@ -199,7 +222,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     py::NodeId stmt = py::ProgramModel::statement_of(t, c.node);
     if (reported_statements.count(stmt)) continue;
     auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
-    if (!sc || collects_output(ctx, c, *sc)) continue;
+    if (!sc || collects_output(ctx, c, *sc) || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
     ctx.report_per_step(c.node,
                         "`" + what + "` blocks the host until the GPU has finished every queued kernel, every step: "
@@ -218,7 +241,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     py::NodeId stmt = py::ProgramModel::statement_of(t, cond);
     if (reported_statements.count(stmt)) continue;
     auto sc = ctx.model.runs_every_step(ctx.mod, cond);
-    if (!sc) continue;
+    if (!sc || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
     ctx.report_per_step(cond,
                         "`if <tensor>:` converts a tensor to a Python bool every step, which waits for the GPU to "
@@ -235,7 +258,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     // an assert's message and a raised error's text are built only when they fail
     if (t.is(stmt, py::K::AssertStatement) || t.is(stmt, py::K::RaiseStatement)) continue;
     auto sc = ctx.model.runs_every_step(ctx.mod, n);
-    if (!sc) continue;
+    if (!sc || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
     ctx.report_per_step(n,
                         "formatting the tensor `" + std::string(t.text(e)) +
