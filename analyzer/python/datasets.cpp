@@ -75,6 +75,52 @@ bool lazy_storage(const Module& m, NodeId v) {
   return false;
 }
 
+// Does `fn` (a `.map` function: an analysed def or a lambda) tokenize text: call a tokenizer
+// (`tokenizer(...)`, `tokenizer.encode`, `self.tokenizer.apply_chat_template`, a `tokenize_fn`),
+// directly or through the analysed functions it calls (two levels)?
+bool tokenizes(const ProgramModel& pm, const Module& m, NodeId fn) {
+  const Tree& t = m.tree;
+  if (fn == kNone) return false;
+  auto named_tokenizer = [](const Module& mm, const Call& c) {
+    if (c.callee == kNone) return false;
+    return icontains(dotted_text(mm.tree, c.callee), "tokeniz") || icontains(c.qname, "tokeniz");
+  };
+  std::function<bool(const Function&, int)> through = [&](const Function& f, int depth) {
+    for (uint32_t ci : f.calls) {
+      const Call& c = f.mod->calls[ci];
+      if (named_tokenizer(*f.mod, c)) return true;
+      if (depth < 2 && c.target && c.target != &f && through(*c.target, depth + 1)) return true;
+    }
+    return false;
+  };
+  if (t.is(fn, K::Lambda)) {
+    for (NodeId n = fn; n < t[fn].subtree_end; ++n)
+      if (t.is(n, K::Call))
+        if (const Call* c = m.call_at(n); c && (named_tokenizer(m, *c) || (c->target && through(*c->target, 1))))
+          return true;
+    return false;
+  }
+  const Function* f = pm.resolve_function(m, fn);
+  return f && through(*f, 0);
+}
+
+// Methods of a `datasets` table that return a table with the same rows' contents (or a part of
+// them): a tokenized table stays one through them.
+bool keeps_rows(std::string_view method) {
+  static const std::unordered_set<std::string_view> ms = {
+      "map", "filter", "select", "shuffle", "train_test_split", "with_format", "remove_columns", "rename_column",
+      "rename_columns", "select_columns", "sort", "flatten_indices", "shard", "skip", "take", "cast", "cast_column"};
+  return ms.count(method) > 0;
+}
+
+// Does the module transform a table's rows when they are read (`set_transform`, `with_transform`,
+// `set_format(transform=...)`)? Then reading a row runs that code, which workers would overlap.
+bool transforms_on_read(const Module& m) {
+  for (const Call& c : m.calls)
+    if (c.receiver != kNone && (c.method == "set_transform" || c.method == "with_transform")) return true;
+  return false;
+}
+
 // The class and its analysed bases, nearest first (at most 8).
 std::vector<const Class*> lineage_of(const Class& c) {
   std::vector<const Class*> lineage{&c};
@@ -326,9 +372,28 @@ ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, Node
           }
           if (c->target_class) return pm.class_dataset_storage(*c->target_class);
           if (c->target && c->target->body != kNone) return all(*c->target->mod, return_values(*c->target), depth);  // a factory
+          // a `datasets` table: tokenized ahead by `.map(tokenize)`, then split, filtered,
+          // grouped (`.map(group_texts)`) or formatted
+          if (c->receiver != kNone && keeps_rows(c->method) && !transforms_on_read(mm)) {
+            if (c->method == "map") {
+              NodeId fn = pm.keyword_arg(mm, *c, "function");
+              if (fn == kNone) fn = pm.positional_arg(mm, *c, 0);
+              if (tokenizes(pm, mm, fn)) return DS::Tokens;
+            }
+            return of(mm, c->receiver, depth + 1) == DS::Tokens ? DS::Tokens : DS::Unknown;
+          }
           return DS::Unknown;
         }
+        case K::Subscript: {
+          // one split of a tokenized table (`processed["train"]`)
+          NodeId v = t.field(e, F::Value);
+          return of(mm, v, depth + 1) == DS::Tokens ? DS::Tokens : DS::Unknown;
+        }
         case K::Identifier: {
+          // `ds = ds.map(tokenize)`: the name is rebound, and the assignment that reaches this
+          // read says what it holds
+          if (ProgramModel::Reaching r = pm.reaching(mm, e); r.value != kNone && r.in_place == kNone)
+            if (of(mm, r.value, depth + 1) == DS::Tokens) return DS::Tokens;
           auto* bs = pm.bindings_of(mm, e);
           if (!bs || bs->empty()) return DS::Unknown;
           std::vector<std::pair<const Module*, NodeId>> vals;

@@ -463,6 +463,8 @@ class ProgramModel {
     LiveState,  // an IterableDataset whose __iter__ reads state training changes or calls a model
     Unsharded,  // an IterableDataset that never asks which worker it runs in: workers would each
                 // yield the whole stream
+    Tokens,     // a `datasets` table tokenized ahead (`.map` through a tokenizer): a sample is a
+                // row of token ids read from memory, a batch a few KB
   };
   // The storage of the dataset expression `ds` (a DataLoader's first argument), followed through
   // names, attributes, parameters, factories and Subset/random_split.

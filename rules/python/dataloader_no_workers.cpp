@@ -1,5 +1,5 @@
 // TL201 dataloader-no-workers: DataLoader with no num_workers, a literal 0, or a name whose
-// only value is 0 (argparse defaults count); not for in-memory or live-state datasets.
+// only value is 0 (argparse defaults count); not for in-memory, tokenized or live-state datasets.
 #include "rules/python/common.h"
 #include "rules/python/rules.h"
 
@@ -19,7 +19,7 @@ void check_dataloader_no_workers(RuleContext& ctx) {
     if (ds == py::kNone) ds = ctx.model.positional_arg(ctx.mod, c, 0);
     using DS = py::ProgramModel::DatasetStorage;
     DS storage = ds != py::kNone ? ctx.model.dataset_storage(ctx.mod, ds) : DS::Unknown;
-    if (storage == DS::InMemory || storage == DS::LiveState) continue;
+    if (storage == DS::InMemory || storage == DS::LiveState || storage == DS::Tokens) continue;
     bool missing = v.values.empty();
     std::string msg = std::string(missing ? "DataLoader has no `num_workers`" : "DataLoader has `num_workers=0`") +
                       (trains_on_accelerator(ctx)
