@@ -48,6 +48,20 @@ bool runs_model(const RuleContext& ctx, const py::Call& c) {
          last == "netG" || last == "netD" || last == "generator" || last == "discriminator";
 }
 
+// A loss criterion (`loss_fct = CrossEntropyLoss()`, `criterion(...)`, an analysed `FocalLoss`):
+// called on the outputs of a forward pass, it records a graph only when they carry one, that is
+// when the forward itself ran outside a grad-free block, and then the forward is reported.
+bool is_criterion(const RuleContext& ctx, const py::Call& c) {
+  std::string d = py::dotted_text(ctx.tree, c.callee);
+  std::string_view last = py::last_component(d);
+  if (py::icontains(last, "loss") || py::icontains(last, "criterion")) return true;
+  for (const std::string& o : ctx.model.origins(ctx.mod, c.callee)) {
+    std::string_view l = py::last_component(o);
+    if (l.ends_with("Loss") || l.ends_with("Criterion")) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_eval_without_no_grad(RuleContext& ctx) {
@@ -78,7 +92,7 @@ void check_eval_without_no_grad(RuleContext& ctx) {
     for (uint32_t ci : L.calls) {
       const py::Call& c = ctx.mod.calls[ci];
       if (c.fn != f || c.callee == py::kNone) continue;
-      if (!runs_model(ctx, c)) continue;
+      if (!runs_model(ctx, c) || is_criterion(ctx, c)) continue;
       if (ctx.model.inside_with(ctx.mod, c.node, kGradFree)) continue;
       ctx.report(c.node,
                  "the evaluation loop runs the model with autograd on: every forward pass records the graph and keeps "
