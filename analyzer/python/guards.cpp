@@ -212,15 +212,36 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
   return false;
 }
 
-// An opt-in debug mode: `if debug:`, `if self.debug:`, `if args.debug_nans:`. What it turns on
-// (a forced collection, a value printed every step) is what the user asked for while debugging,
-// not the training run's cost.
+// An opt-in debug mode: `if debug:`, `if self.debug:`, `if args.debug_nans:`, or an environment
+// variable that says so (`if os.environ.get("ENGINE_DEBUG"):`, unset unless the user sets it).
+// What it turns on (a forced collection, a value printed every step) is what the user asked for
+// while debugging, not the training run's cost. A verbosity switch (`if args.verbose:`) is often
+// on by default: what it prints is the run's normal logging.
+bool debug_name(std::string name) {
+  for (char& ch : name) ch = ascii_lower(ch);
+  return name.starts_with("debug") || name.find("_debug") != std::string::npos;
+}
+
 bool debug_switch(const Tree& t, NodeId cond) {
   while (cond != kNone && t.is(cond, K::ParenthesizedExpression)) cond = t.first_named_child(cond);
-  if (cond == kNone || !(t.is(cond, K::Identifier) || t.is(cond, K::Attribute))) return false;
-  std::string last(last_component(dotted_text(t, cond)));
-  for (char& ch : last) ch = ascii_lower(ch);
-  return last.starts_with("debug") || last.find("_debug") != std::string::npos;
+  if (cond == kNone) return false;
+  if (t.is(cond, K::Identifier) || t.is(cond, K::Attribute))
+    return debug_name(std::string(last_component(dotted_text(t, cond))));
+  // an environment variable: os.environ.get("ENGINE_DEBUG"), os.getenv("DEBUG"), os.environ["DEBUG"]
+  NodeId key = kNone;
+  if (t.is(cond, K::Call)) {
+    std::string callee = dotted_text(t, t.field(cond, F::Function));
+    NodeId args = t.field(cond, F::Arguments);
+    if ((callee == "os.environ.get" || callee == "os.getenv" || callee == "environ.get" || callee == "getenv") &&
+        args != kNone)
+      key = t.first_named_child(args);
+  } else if (t.is(cond, K::Subscript)) {
+    if (dotted_text(t, t.field(cond, F::Value)) == "os.environ") key = t.field(cond, F::Subscript);
+  }
+  if (key == kNone || !t.is(key, K::String)) return false;
+  std::string k(t.text(key));
+  for (char& ch : k) ch = ascii_lower(ch);
+  return k.find("debug") != std::string::npos;
 }
 
 }  // namespace
