@@ -113,8 +113,8 @@ bool keeps_rows(std::string_view method) {
   return ms.count(method) > 0;
 }
 
-// Does the module transform a table's rows when they are read (`set_transform`, `with_transform`,
-// `set_format(transform=...)`)? Then reading a row runs that code, which workers would overlap.
+// Does the module transform a table's rows when they are read (`set_transform`, `with_transform`)?
+// Then reading a row runs that code, which workers would overlap.
 bool transforms_on_read(const Module& m) {
   for (const Call& c : m.calls)
     if (c.receiver != kNone && (c.method == "set_transform" || c.method == "with_transform")) return true;
@@ -348,6 +348,11 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
   // A sample made of attributes and the index alone (`{"prompt": self.prompt, "index": index}`,
   // the prompts of a generation pass) is in memory too: there is nothing to load.
   return DS::InMemory;
+}
+
+NodeId ProgramModel::loader_dataset(const Module& m, const Call& loader) const {
+  NodeId ds = keyword_arg(m, loader, "dataset");
+  return ds != kNone ? ds : positional_arg(m, loader, 0);
 }
 
 ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, NodeId ds) const {

@@ -469,6 +469,8 @@ class ProgramModel {
   // The storage of the dataset expression `ds` (a DataLoader's first argument), followed through
   // names, attributes, parameters, factories and Subset/random_split.
   DatasetStorage dataset_storage(const Module& m, NodeId ds) const;
+  // The dataset a DataLoader call is given (`dataset=` or its first argument), or kNone.
+  NodeId loader_dataset(const Module& m, const Call& loader) const;
   // The storage of an analysed dataset class, from its own methods.
   DatasetStorage class_dataset_storage(const Class& c) const;
   const Class* class_of(const Module& m, NodeId class_def) const;

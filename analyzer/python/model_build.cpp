@@ -1006,8 +1006,7 @@ struct ModelBuilder {
       // a class whose instances are handed to a DataLoader is a dataset, whatever its bases
       for (auto& c : m.calls) {
         if (c.qname != "torch.utils.data.DataLoader" && c.qname != "torch.utils.data.dataloader.DataLoader") continue;
-        NodeId ds = pm.keyword_arg(m, c, "dataset");
-        if (ds == kNone) ds = pm.positional_arg(m, c, 0);
+        NodeId ds = pm.loader_dataset(m, c);
         if (ds == kNone) continue;
         for (auto& o : pm.origins(m, ds)) {
           if (o.rfind("class:", 0) != 0) continue;

@@ -44,8 +44,7 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
     // module one imports (a library's demo or test fixture no entry script runs)
     if (!ctx.model.runs_in_accelerator_program(ctx.mod, c.node)) continue;
     // rows of token ids tokenized ahead: a batch is a few KB, and pinning it saves microseconds
-    py::NodeId ds = ctx.model.keyword_arg(ctx.mod, c, "dataset");
-    if (ds == py::kNone) ds = ctx.model.positional_arg(ctx.mod, c, 0);
+    py::NodeId ds = ctx.model.loader_dataset(ctx.mod, c);
     if (ds != py::kNone && ctx.model.dataset_storage(ctx.mod, ds) == py::ProgramModel::DatasetStorage::Tokens)
       continue;
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);

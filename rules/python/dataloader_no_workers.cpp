@@ -15,8 +15,7 @@ void check_dataloader_no_workers(RuleContext& ctx) {
     if (!all_zero) continue;
     // Samples already in memory (workers add copies, no overlap), or read from state the
     // training process changes (workers would iterate stale copies): the model knows.
-    py::NodeId ds = ctx.model.keyword_arg(ctx.mod, c, "dataset");
-    if (ds == py::kNone) ds = ctx.model.positional_arg(ctx.mod, c, 0);
+    py::NodeId ds = ctx.model.loader_dataset(ctx.mod, c);
     using DS = py::ProgramModel::DatasetStorage;
     DS storage = ds != py::kNone ? ctx.model.dataset_storage(ctx.mod, ds) : DS::Unknown;
     if (storage == DS::InMemory || storage == DS::LiveState || storage == DS::Tokens) continue;
