@@ -1008,6 +1008,13 @@ void ProgramModel::tuple_element_origins(const Module& m, NodeId assign, std::st
   if (index == els.size()) return;
   const Call* c = m.call_at(call);
   if (!c || !c->target || c->target->body == kNone) return;
+  // bounded like the factories `origins` follows: a recursive function's returns name what its
+  // own recursive call bound (`value, slices = _collate(...)` ... `return value, slices`)
+  if (g_origins_depth >= 4) return;
+  ++g_origins_depth;
+  struct Leave {
+    ~Leave() { --g_origins_depth; }
+  } leave;
   const Function& f = *c->target;
   const Tree& ft = f.mod->tree;
   std::vector<NodeId> stack{f.body};
