@@ -191,6 +191,11 @@ struct Loop {
   // Phase 4.
   bool reaches_opt_step = false, reaches_backward = false;
   bool contains_step_loop = false;
+  // A training step loop with no data loop each iteration of which also runs an evaluation
+  // (`for epoch in range(200): loss = train(); acc = test()`): full-batch training, where one
+  // step is one epoch. The per-step work rules treat its iterations as epochs (model_build.cpp
+  // full_batch_loops, docs/concepts.md "Full-batch training").
+  bool evaluates_each_iteration = false;
   LoopKind kind = LoopKind::Other;
   std::unordered_set<std::string> varying;  // step loops: names that change across iterations
 };
@@ -400,7 +405,9 @@ class ProgramModel {
   // ---- questions rules ask -------------------------------------------------------------
   // Does `node` (a statement or expression in `m`) run every step of some step loop? Follows
   // calls from step loops into analysed functions, and framework step hooks.
-  std::optional<StepContext> runs_every_step(const Module& m, NodeId node) const;
+  // `epoch_steps` false: not through a loop whose every iteration is also an epoch (full-batch
+  // training, Loop::evaluates_each_iteration), for the rules of work that is normal once an epoch.
+  std::optional<StepContext> runs_every_step(const Module& m, NodeId node, bool epoch_steps = true) const;
   // Can runs_every_step answer yes for any node of `m`: does it hold a step loop, or a function
   // reached every step? False for most modules of a library; a rule whose every report asks
   // runs_every_step may skip a module without any.

@@ -1087,6 +1087,53 @@ struct ModelBuilder {
     }
   }
 
+  // Loop::evaluates_each_iteration: a training step loop that iterates no loader and, every
+  // iteration (under no varying guard), switches a model to eval mode (`model.eval()`) or calls
+  // an analysed function that evaluates: one that reaches no backward pass and switches a model to
+  // eval mode or holds an evaluation step loop, itself or through the functions it calls (3
+  // levels). Running with gradients off is not enough: an EMA update or an augmentation tuner is
+  // decorated `@torch.no_grad()` and runs every step of an ordinary loop.
+  void full_batch_loops() {
+    auto zero_args = [](const Module& m, const Call& c) {
+      NodeId args = m.tree.field(c.node, F::Arguments);
+      return args != kNone && m.tree.first_named_child(args) == kNone;
+    };
+    auto eval_switch = [&](const Module& m, const Call& c) {
+      return c.method == "eval" && c.receiver != kNone && !c.target && zero_args(m, c);
+    };
+    std::vector<char> has_eval_loop(pm.functions_.size(), 0);
+    for (auto& mp : pm.modules_)
+      for (auto& L : mp->loops)
+        if (L.kind == LoopKind::EvalStep && L.fn) has_eval_loop[L.fn->id] = 1;
+    std::function<bool(const Function&, int)> evaluates = [&](const Function& f, int depth) {
+      if (f.reaches_backward || f.body == kNone) return false;
+      if (has_eval_loop[f.id]) return true;
+      for (uint32_t ci : f.calls) {
+        const Call& c = f.mod->calls[ci];
+        if (eval_switch(*f.mod, c)) return true;
+        if (depth < 3 && c.target && c.target != &f && evaluates(*c.target, depth + 1)) return true;
+      }
+      return false;
+    };
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      for (auto& L : m.loops) {
+        if (L.kind != LoopKind::TrainStep || L.data_loop) continue;
+        NodeId body = m.tree.field(L.node, F::Body);
+        if (body == kNone) continue;
+        GuardContext gc{&pm, &m, L.node, &L.varying, false};
+        for (uint32_t ci : L.calls) {
+          const Call& c = m.calls[ci];
+          if (!m.tree.contains(body, c.node)) continue;
+          if (!eval_switch(m, c) && !(c.target && evaluates(*c.target, 0))) continue;
+          if (is_guarded(gc, c.node)) continue;
+          L.evaluates_each_iteration = true;
+          break;
+        }
+      }
+    }
+  }
+
   void step_reach() {
     pm.reach_.clear();
     pm.reach_.resize(pm.functions_.size());
@@ -1314,6 +1361,7 @@ ProgramModel ProgramModel::build(std::vector<std::unique_ptr<SourceFile>> files,
   timer.lap("call graph + loops");
   b.step_reach();
   b.data_path();
+  b.full_batch_loops();
   // runs_every_step's two ways to yes: a step loop of the module around the node, or the
   // node's function reached every step
   pm.step_code_.assign(pm.modules_.size(), 0);
@@ -1370,7 +1418,7 @@ bool ProgramModel::runs_every_epoch(const Module& m, NodeId node) const {
   return false;
 }
 
-std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId node) const {
+std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId node, bool epoch_steps) const {
   const Tree& t = m.tree;
   // a branch that no program holding this module can enter (`if self.autobalance:` when every
   // instance is built with the default `autobalance=False`)
@@ -1394,6 +1442,8 @@ std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId
     if (!L || (L->kind != LoopKind::TrainStep && L->kind != LoopKind::EvalStep)) continue;
     NodeId body = t.field(p, F::Body);
     if (body == kNone || !t.contains(body, node)) continue;  // the iterable or the else clause
+    // once an iteration of a full-batch loop is once an epoch
+    if (!epoch_steps && L->evaluates_each_iteration) return std::nullopt;
     GuardContext gc{this, &m, L->node, &L->varying, false};
     if (is_guarded(gc, node)) return std::nullopt;
     StepContext sc;
@@ -1406,6 +1456,10 @@ std::optional<StepContext> ProgramModel::runs_every_step(const Module& m, NodeId
   // 2. a function reached every step from a step loop or a hook
   if (!f) return std::nullopt;
   for (auto& r : reach_[f->id]) {
+    if (!epoch_steps && r->kind == LoopKind::TrainStep && r->loop_mod) {
+      const Loop* RL = loop_of(*r->loop_mod, r->loop_node);
+      if (RL && RL->evaluates_each_iteration) continue;
+    }
     GuardContext gc{this, &m, f->body, &r->varying, true};
     if (is_guarded(gc, node)) continue;
     // `if context is not None:` in `ema_scope(self, context=None)`, reached every step only

@@ -50,15 +50,17 @@ inline bool trains_on_accelerator(const RuleContext& ctx, const py::StepContext*
 
 // Reports `node` when it runs every step; the message gets the step loop in its notes. Returns
 // the finding (valid until the next report), or null when the node does not run every step.
+// Work that is normal once an epoch (TL101-TL106, TL305) is not reported in a full-batch loop, where
+// every step is an epoch (docs/concepts.md "Full-batch training").
 inline Finding* report_if_per_step(RuleContext& ctx, py::NodeId node, const std::string& message) {
-  if (auto sc = ctx.model.runs_every_step(ctx.mod, node)) return &ctx.report_per_step(node, message, *sc);
+  if (auto sc = ctx.model.runs_every_step(ctx.mod, node, false)) return &ctx.report_per_step(node, message, *sc);
   return nullptr;
 }
 // The same, with the message for a program that trains on an accelerator and the one for a
 // program that does not.
 inline Finding* report_if_per_step(RuleContext& ctx, py::NodeId node, const std::string& accel_message,
                                    const std::string& host_message) {
-  if (auto sc = ctx.model.runs_every_step(ctx.mod, node))
+  if (auto sc = ctx.model.runs_every_step(ctx.mod, node, false))
     return &ctx.report_per_step(node, trains_on_accelerator(ctx, &*sc) ? accel_message : host_message, *sc);
   return nullptr;
 }

@@ -221,7 +221,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     if (what.empty()) continue;
     py::NodeId stmt = py::ProgramModel::statement_of(t, c.node);
     if (reported_statements.count(stmt)) continue;
-    auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
+    auto sc = ctx.model.runs_every_step(ctx.mod, c.node, false);
     if (!sc || collects_output(ctx, c, *sc) || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
     ctx.report_per_step(c.node,
@@ -240,7 +240,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     if (cond == py::kNone || ctx.model.type_of(ctx.mod, cond) != TypeKind::Tensor) continue;
     py::NodeId stmt = py::ProgramModel::statement_of(t, cond);
     if (reported_statements.count(stmt)) continue;
-    auto sc = ctx.model.runs_every_step(ctx.mod, cond);
+    auto sc = ctx.model.runs_every_step(ctx.mod, cond, false);
     if (!sc || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
     ctx.report_per_step(cond,
@@ -257,7 +257,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     if (reported_statements.count(stmt)) continue;
     // an assert's message and a raised error's text are built only when they fail
     if (t.is(stmt, py::K::AssertStatement) || t.is(stmt, py::K::RaiseStatement)) continue;
-    auto sc = ctx.model.runs_every_step(ctx.mod, n);
+    auto sc = ctx.model.runs_every_step(ctx.mod, n, false);
     if (!sc || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
     ctx.report_per_step(n,

@@ -60,7 +60,7 @@ void check_log_per_step(RuleContext& ctx) {
     if (what.empty()) continue;
     py::NodeId stmt = py::ProgramModel::statement_of(ctx.tree, c.node);
     if (reported.count(stmt)) continue;
-    auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
+    auto sc = ctx.model.runs_every_step(ctx.mod, c.node, false);
     if (!sc) continue;
     reported.insert(stmt);
     ctx.report_per_step(c.node,
