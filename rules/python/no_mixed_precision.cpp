@@ -29,6 +29,30 @@ std::vector<py::NodeId> low_precision_sites(const py::Module& m) {
   return out;
 }
 
+bool graph_library(std::string_view q) {
+  for (std::string_view lib : {"torch_geometric", "dgl", "torch_scatter", "torch_sparse", "torch_cluster"})
+    if (q.rfind(lib, 0) == 0 && (q.size() == lib.size() || q[lib.size()] == '.')) return true;
+  return false;
+}
+
+// A graph neural network: the entry script, or a module holding a class the program uses, imports
+// a message-passing library (PyG, DGL, their scatter/sparse kernels). Its steps are gathers and
+// scatters over edges, which autocast leaves in fp32 or which gain little from tensor cores, and
+// its dense layers are narrow: bf16/fp16 is no missed speed-up there (rules/docs/TL502).
+bool graph_network_program(const py::ProgramModel& model, const py::Program& p) {
+  auto imports_graph_library = [](const py::Module& m) {
+    for (auto& q : m.imported_modules)
+      if (graph_library(q)) return true;
+    return graph_library(m.dotted);
+  };
+  if (p.entry && imports_graph_library(*p.entry)) return true;
+  for (uint32_t id : p.reached_class_ids) {
+    const py::Class* c = model.classes()[id];
+    if (c && c->mod && imports_graph_library(*c->mod)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_no_mixed_precision(RuleContext& ctx) {
@@ -61,7 +85,7 @@ void check_no_mixed_precision(RuleContext& ctx) {
         return ctx.model.keyword_arg(m, c, "mixed_precision") == py::kNone &&
                ctx.model.keyword_arg(m, c, "precision") == py::kNone;
       });
-    if (mixed) continue;
+    if (mixed || graph_network_program(ctx.model, *p)) continue;
     Anchor a = backward_anchor(ctx.model, *p);
     if (!a.call) continue;
     ctx.report_at(*a.mod, a.call->node,
