@@ -1,7 +1,7 @@
 // TL402 torch-load-no-map-location: torch.load(...) without map_location, where the failure can
-// happen: not a load that only runs when CUDA is available, of NumPy content, or of what the same
+// happen: not a load that only runs when CUDA is available, of NumPy content, of what the same
 // code wrote a moment before in this process (a BytesIO round trip, save-best-then-reload, a test
-// reading back the checkpoint it wrote).
+// reading back the checkpoint it wrote), or of a dataset's own data files.
 #include "rules/python/common.h"
 #include "rules/python/fix_edits.h"
 #include "rules/python/rules.h"
@@ -119,6 +119,25 @@ bool written_by_this_process(const py::ProgramModel& pm, const py::Module& m, co
   return false;
 }
 
+// Data, not a checkpoint: a load in a method of a Dataset class (also one derived from a
+// library's dataset base, `InMemoryDataset`, `VisionDataset`), which reads the samples or the
+// processed files that its own preprocessing wrote from host tensors (`self.data, self.slices =
+// torch.load(self.processed_paths[0])`, a mel spectrogram per utterance).
+bool in_dataset_class(const py::Call& load) {
+  for (const py::Function* f = load.fn; f; f = f->outer) {
+    const py::Class* c = f->cls;
+    if (!c) continue;
+    if (py::is_dataset_class(*c)) return true;
+    std::vector<const py::Class*> todo{c};
+    for (size_t i = 0; i < todo.size() && i < 16; ++i) {
+      for (auto& b : todo[i]->bases)
+        if (py::icontains(py::last_component(b), "dataset")) return true;
+      for (auto* lb : todo[i]->local_bases) todo.push_back(lb);
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_torch_load_no_map_location(RuleContext& ctx) {
@@ -130,6 +149,7 @@ void check_torch_load_no_map_location(RuleContext& ctx) {
     if (only_with_cuda(ctx.mod, c.node, scope)) continue;
     if (numpy_content(ctx.mod, c)) continue;
     if (written_by_this_process(ctx.model, ctx.mod, c)) continue;
+    if (in_dataset_class(c)) continue;
     Finding& f = ctx.report(c.node, "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load on a "
                        "CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`");
     // Unsafe: the loaded tensors then live on the CPU, which code using them directly may not expect.
