@@ -355,6 +355,26 @@ NodeId ProgramModel::loader_dataset(const Module& m, const Call& loader) const {
   return ds != kNone ? ds : positional_arg(m, loader, 0);
 }
 
+namespace {
+// A call that makes indices: `range(n)`, `torch.arange(n)`, `torch.randperm(n)`, `mask.nonzero()`,
+// also reshaped, converted or moved (`mask.nonzero(as_tuple=False).view(-1)`, `.to(device)`).
+bool index_values(const Module& m, const Call& c, int depth) {
+  if (depth > 6) return false;
+  std::string_view q = c.qname;
+  if (q == "builtins.range" || q == "torch.arange" || q == "torch.randperm" || q == "torch.nonzero" ||
+      q == "torch.argwhere" || q == "numpy.arange" || q == "numpy.random.permutation" || q == "numpy.flatnonzero")
+    return true;
+  if (c.receiver == kNone || c.target) return false;
+  std::string_view a = c.method;
+  if (a == "nonzero" || a == "argwhere") return true;
+  if (a == "view" || a == "reshape" || a == "flatten" || a == "squeeze" || a == "to" || a == "cuda" || a == "cpu" ||
+      a == "long" || a == "int" || a == "contiguous" || a == "unique")
+    if (m.tree.is(c.receiver, K::Call))
+      if (const Call* r = m.call_at(c.receiver)) return index_values(m, *r, depth + 1);
+  return false;
+}
+}  // namespace
+
 ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, NodeId ds) const {
   struct Follow {
     const ProgramModel& pm;
@@ -369,6 +389,7 @@ ProgramModel::DatasetStorage ProgramModel::dataset_storage(const Module& m, Node
           const Call* c = mm.call_at(e);
           if (!c) return DS::Unknown;
           if (in_memory_dataset(c->qname)) return DS::InMemory;
+          if (index_values(mm, *c, 0)) return DS::Indices;
           if (is_subset_wrapper(c->qname)) return of(mm, pm.positional_arg(mm, *c, 0), depth + 1);
           if (c->qname == "torch.utils.data.ConcatDataset" || c->qname == "torch.utils.data.dataset.ConcatDataset") {
             NodeId a = pm.positional_arg(mm, *c, 0);

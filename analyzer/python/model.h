@@ -472,6 +472,8 @@ class ProgramModel {
                 // yield the whole stream
     Tokens,     // a `datasets` table tokenized ahead (`.map` through a tokenizer): a sample is a
                 // row of token ids read from memory, a batch a few KB
+    Indices,    // indices in memory (`range(n)`, `torch.randperm(n)`, `mask.nonzero().view(-1)`): a
+                // batch is a few integers, and the step gathers the features itself
   };
   // The storage of the dataset expression `ds` (a DataLoader's first argument), followed through
   // names, attributes, parameters, factories and Subset/random_split.
