@@ -27,11 +27,10 @@ inline bool is_dataloader_ctor(std::string_view q) {
   return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader";
 }
 
-// `next(iter(DataLoader(...)))`: a throwaway loader that yields one batch (a sample grid in a
-// callback): per-batch loading costs do not apply to it.
-inline bool one_shot_loader(const RuleContext& ctx, const py::Call& c) {
+// `next(iter(x))` around `x`: `x` is the only argument of `iter`, itself the argument of `next`.
+inline bool next_of_iter(const RuleContext& ctx, py::NodeId x) {
   const auto& t = ctx.tree;
-  py::NodeId p = t.parent(c.node);  // argument_list
+  py::NodeId p = t.parent(x);  // argument_list
   if (p == py::kNone || !t.is(p, py::K::ArgumentList)) return false;
   const py::Call* it = ctx.mod.call_at(t.parent(p));
   if (!it || it->qname != "builtins.iter") return false;
@@ -39,6 +38,32 @@ inline bool one_shot_loader(const RuleContext& ctx, const py::Call& c) {
   if (p2 == py::kNone || !t.is(p2, py::K::ArgumentList)) return false;
   const py::Call* nx = ctx.mod.call_at(t.parent(p2));
   return nx && nx->qname == "builtins.next";
+}
+
+// A throwaway loader that yields one batch now and then: `next(iter(DataLoader(...)))` (a sample
+// grid in a callback), or a loader bound to a name whose every use in the module is such a
+// `next(iter(val_loader))` that does not run every step (the validation images a GAN script draws
+// in its periodic `sample_images`, a batch read once before training). Per-batch loading costs do
+// not apply to it.
+inline bool one_shot_loader(const RuleContext& ctx, const py::Call& c) {
+  const auto& t = ctx.tree;
+  if (next_of_iter(ctx, c.node)) return true;
+  py::NodeId a = t.parent(c.node);
+  if (a == py::kNone || !t.is(a, py::K::Assignment) || t.field(a, py::F::Right) != c.node) return false;
+  py::NodeId target = t.field(a, py::F::Left);
+  if (target == py::kNone || !t.is(target, py::K::Identifier)) return false;
+  std::string_view name = t.text(target);
+  bool used = false;
+  for (py::NodeId n = 0; n < t.size(); ++n) {
+    if (n == target || !t.is(n, py::K::Identifier) || t.text(n) != name) continue;
+    py::NodeId up = t.parent(n);
+    // `obj.val_loader` is another name; a keyword argument's name is no read
+    if (up != py::kNone && t.is(up, py::K::Attribute) && t.field(up, py::F::Attribute) == n) continue;
+    if (up != py::kNone && t.is(up, py::K::KeywordArgument) && t.field(up, py::F::Name) == n) continue;
+    if (!next_of_iter(ctx, n) || ctx.model.runs_every_step(ctx.mod, n)) return false;
+    used = true;
+  }
+  return used;
 }
 
 // docs/concepts.md "Messages follow the program's facts": a per-step message speaks of a waiting GPU
