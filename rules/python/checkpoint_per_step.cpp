@@ -26,8 +26,10 @@ void check_checkpoint_per_step(RuleContext& ctx) {
   for (auto& c : ctx.mod.calls) {
     std::string_view q = c.qname;
     bool hit = false;
+    bool writes_tensors = false;  // torch.save / save_file: of state, or of any tensors
     if (qname_in(q, {"torch.save", "torch.jit.save", "safetensors.torch.save_file", "safetensors.torch.save_model"})) {
       hit = true;
+      writes_tensors = qname_in(q, {"torch.save", "safetensors.torch.save_file"});
     } else if (c.method == "save_pretrained" && c.receiver != py::kNone) {
       hit = true;
     } else if ((c.method == "save_state" || c.method == "save_model") && c.receiver != py::kNone) {
@@ -46,13 +48,23 @@ void check_checkpoint_per_step(RuleContext& ctx) {
       hit = looks_like_state(t, ctx.model.positional_arg(ctx.mod, c, 1));
     }
     if (!hit) continue;
-    report_if_per_step(ctx, c.node,
-                       "`" + what_of(c, q) +
-                           "` saves a checkpoint every step: serialising and writing the state blocks the training "
-                           "loop (and the GPU) on each iteration; save every N steps or once per epoch",
-                       "`" + what_of(c, q) +
-                           "` saves a checkpoint every step: serialising and writing the state blocks the training "
-                           "loop on each iteration, adding to every step's time; save every N steps or once per epoch");
+    auto sc = ctx.model.runs_every_step(ctx.mod, c.node, false);
+    if (!sc) continue;
+    // a loop without a backward pass that writes what it computes per batch (the mel spectrograms
+    // of a dataset-preparation pass, extracted features): its output, not a checkpoint
+    if (writes_tensors && sc->kind == py::LoopKind::EvalStep &&
+        !looks_like_state(t, ctx.model.positional_arg(ctx.mod, c, 0)))
+      continue;
+    ctx.report_per_step(c.node,
+                        trains_on_accelerator(ctx, &*sc)
+                            ? "`" + what_of(c, q) +
+                                  "` saves a checkpoint every step: serialising and writing the state blocks the "
+                                  "training loop (and the GPU) on each iteration; save every N steps or once per epoch"
+                            : "`" + what_of(c, q) +
+                                  "` saves a checkpoint every step: serialising and writing the state blocks the "
+                                  "training loop on each iteration, adding to every step's time; save every N steps or "
+                                  "once per epoch",
+                        *sc);
   }
 }
 
