@@ -193,21 +193,73 @@ bool periodic(const GuardContext& g, NodeId cond, int depth = 0) {
   return false;
 }
 
-// `if <cond>: ... continue` (or `return` in a function body) before `child` in `block`.
+// An `a == b` test: true on few iterations (`steps == 0`), so its `else` is the usual path.
+bool equality_test(const Tree& t, NodeId cond) {
+  while (cond != kNone && t.is(cond, K::ParenthesizedExpression)) cond = t.first_named_child(cond);
+  return cond != kNone && t.is(cond, K::ComparisonOperator) && t.operator_text(cond) == "==";
+}
+
+// Does the if statement `n` (or a branch nested in it) exit on the usual path: a `continue` (or a
+// `return` in a function body) reached under a periodic condition (`if steps % every != 0:
+// return`), where every other condition on the way is configuration (`if args.every_n_epochs is
+// not None:`, either branch) or the `else` of an equality test (`if steps == 0: ... else:`)? Then
+// what follows runs only on the periodic iterations. A periodic branch that exits only under a
+// further varying test (`if i % 100 == 0: if torch.isnan(loss): return`) exits rarely: no.
+bool exits_periodically(const GuardContext& g, NodeId n, bool periodic_seen, int depth) {
+  const Tree& t = g.mod->tree;
+  if (n == kNone || depth > 32) return false;
+  switch (t.kind(n)) {
+    case K::FunctionDefinition: case K::ClassDefinition: case K::Lambda:
+    case K::ForStatement: case K::WhileStatement: case K::TryStatement: case K::WithStatement:
+      return false;
+    case K::ContinueStatement: return periodic_seen;
+    case K::ReturnStatement: return periodic_seen && g.function_body;
+    case K::Block: {
+      for (NodeId s = t.first_child(n); s != kNone; s = t.next_sibling(s))
+        if (exits_periodically(g, s, periodic_seen, depth + 1)) return true;
+      return false;
+    }
+    case K::IfStatement: {
+      // the if, then each elif, then the else: the conditions tested before a branch is taken
+      NodeId cond = t.field(n, F::Condition);
+      bool seen = periodic_seen;
+      bool can_else = true;  // the branches after this test are on a usual path
+      auto test = [&](NodeId c, NodeId body) {
+        bool varying = is_varying_expr(g, c);
+        bool per = varying && periodic(g, c);
+        if (can_else && (!varying || per) && exits_periodically(g, body, seen || per, depth + 1)) return true;
+        // the next branch runs when this test fails: usual when the test is configuration, periodic,
+        // or an equality
+        can_else = can_else && (!varying || per || equality_test(t, c));
+        seen = seen || per;
+        return false;
+      };
+      if (test(cond, t.field(n, F::Consequence))) return true;
+      for (NodeId a = t.first_child(n); a != kNone; a = t.next_sibling(a)) {
+        if (t.is(a, K::ElifClause)) {
+          if (test(t.field(a, F::Condition), t.field(a, F::Consequence))) return true;
+        } else if (t.is(a, K::ElseClause)) {
+          NodeId body = t.field(a, F::Body);
+          if (body == kNone) body = t.first_named_child(a);
+          if (can_else && exits_periodically(g, body, seen, depth + 1)) return true;
+        }
+      }
+      return false;
+    }
+    default: return false;
+  }
+}
+
+// An early exit before `child` in `block` that skips it on all but the periodic iterations:
+// `if <periodic cond>: ... continue` (or `return` in a function body), also nested in branches
+// of configuration (exits_periodically).
 bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
   const Tree& t = g.mod->tree;
   for (NodeId s = t.first_child(block); s != kNone && s != child; s = t.next_sibling(s)) {
     if (!t.is(s, K::IfStatement)) continue;
-    NodeId cons = t.field(s, F::Consequence);
-    if (cons == kNone) continue;
-    NodeId last = last_statement(t, cons);
-    if (last == kNone) continue;
-    bool exits = t.is(last, K::ContinueStatement) || (g.function_body && t.is(last, K::ReturnStatement));
-    if (!exits) continue;
     // Only a periodic skip (`if i % k: continue`) makes the rest periodic; a warm-up or
     // bad-batch skip (`if step < warmup: continue`) leaves it running on (almost) every step.
-    NodeId cond = t.field(s, F::Condition);
-    if (is_varying_expr(g, cond) && periodic(g, cond)) return true;
+    if (exits_periodically(g, s, false, 0)) return true;
   }
   return false;
 }
