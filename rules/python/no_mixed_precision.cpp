@@ -53,6 +53,19 @@ bool graph_network_program(const py::ProgramModel& model, const py::Program& p) 
   return false;
 }
 
+// Reinforcement learning: code the program runs steps an environment (`env.step(action)`,
+// `envs.step(...)`, a gym/gymnasium environment). Its networks are small MLPs or the Nature CNN fed
+// small batches; a step waits on kernel launches and on the environment, not on matrix throughput.
+bool steps_environment(const py::ProgramModel& model, const py::Program& p) {
+  return any_call(model, p, [&](const py::Module& m, const py::Call& c) {
+    if (c.method != "step" || c.receiver == py::kNone) return false;
+    if (py::icontains(py::last_component(py::dotted_text(m.tree, c.receiver)), "env")) return true;
+    for (auto& o : model.origins(m, c.receiver))
+      if (o.starts_with("gym.") || o.starts_with("gymnasium.")) return true;
+    return false;
+  });
+}
+
 }  // namespace
 
 void check_no_mixed_precision(RuleContext& ctx) {
@@ -85,7 +98,7 @@ void check_no_mixed_precision(RuleContext& ctx) {
         return ctx.model.keyword_arg(m, c, "mixed_precision") == py::kNone &&
                ctx.model.keyword_arg(m, c, "precision") == py::kNone;
       });
-    if (mixed || graph_network_program(ctx.model, *p)) continue;
+    if (mixed || graph_network_program(ctx.model, *p) || steps_environment(ctx.model, *p)) continue;
     Anchor a = backward_anchor(ctx.model, *p);
     if (!a.call) continue;
     ctx.report_at(*a.mod, a.call->node,
