@@ -778,8 +778,9 @@ struct ModelBuilder {
       for (auto& L : m.loops) {
         // a test's loops run a few iterations by design: never step loops (docs/concepts.md "Test modules")
         // a loop whose body ends in an unconditional return/break runs once: not a step loop;
-        // nor is one over a few values written out (one configuration each)
-        cand[L.index] = !m.is_test && !L.runs_once && !L.over_display &&
+        // nor is one over a few values written out (one configuration each), nor one that runs
+        // a handful of iterations written in the code (a smoke test's `for step in range(10):`)
+        cand[L.index] = !m.is_test && !L.runs_once && !L.over_display && !few_iterations(m, L) &&
                         (use_opt ? L.reaches_opt_step : L.reaches_backward);
         if (cand[L.index] && L.fn) {
           fn_has_candidate[L.fn->id] = 1;
@@ -1085,6 +1086,32 @@ struct ModelBuilder {
         work.push_back(c.target);
       }
     }
+  }
+
+  // `for step in range(k):` where k is an integer literal of at most 16, written there or bound
+  // to a name that holds nothing else (`steps = 10`): a smoke test or a memory check that runs a
+  // handful of steps, or the critic iterations inside a step. Never a step loop itself.
+  bool few_iterations(const Module& m, const Loop& L) const {
+    const Tree& t = m.tree;
+    if (!t.is(L.node, K::ForStatement)) return false;
+    NodeId it = t.field(L.node, F::Right);
+    const Call* c = it != kNone && t.is(it, K::Call) ? m.call_at(it) : nullptr;
+    if (!c || c->qname != "builtins.range") return false;
+    NodeId args = t.field(c->node, F::Arguments);
+    if (args == kNone || t.named_children(args).size() != 1) return false;
+    NodeId k = t.first_named_child(args);
+    auto small = [&](NodeId v) {
+      if (v == kNone || !t.is(v, K::Integer)) return false;
+      auto s = t.text(v);
+      return s.size() <= 2 && std::stoi(std::string(s)) <= 16;
+    };
+    if (small(k)) return true;
+    if (!t.is(k, K::Identifier)) return false;
+    auto* bs = pm.bindings_of(m, k);
+    if (!bs || bs->empty()) return false;
+    for (auto& b : *bs)
+      if (b.kind != Binding::Kind::Assign || !b.whole || !small(b.value)) return false;
+    return true;
   }
 
   // Loop::evaluates_each_iteration: a training step loop that iterates no loader and, every
