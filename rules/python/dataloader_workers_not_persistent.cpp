@@ -152,6 +152,13 @@ void check_dataloader_workers_not_persistent(RuleContext& ctx) {
     for (auto& l : pw.values)
       if (pw.is_truthy_literal(l)) persistent_true = true;
     if (persistent_true || pw.unknown) continue;
+    // a setting of its own in the configuration (`persistent_workers=args.persistent_workers`, a
+    // `store_true` option off by default, `cfg.data.persistent_workers`): the authors offer the
+    // choice and document its memory cost; the default is theirs to pick
+    if (py::NodeId v = ctx.model.keyword_arg(ctx.mod, c, "persistent_workers");
+        v != py::kNone && (ctx.tree.is(v, py::K::Attribute) || ctx.tree.is(v, py::K::Subscript)) &&
+        py::icontains(ctx.tree.text(v), "persist"))
+      continue;
     // built anew every epoch: persistent workers would not survive it anyway. One rebuilt only in
     // some epochs (a detector's loaders rebuilt once, when the backbone is unfrozen) is iterated
     // by the epochs that follow, each starting its workers again.
