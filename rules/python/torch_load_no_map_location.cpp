@@ -97,7 +97,48 @@ bool numpy_content(const py::Module& m, const py::Call& load) {
 // sent to another rank; bytes a class embeds in an exported file are not this), a file saved
 // earlier in the same scope under the same path (save the best model, reload it for the test
 // set), or, in a test, any checkpoint the test wrote before reading one back.
+// A path written out in the code: a string, or a join of strings (`os.path.join("ref", "a.pt")`,
+// `Path("ref") / "a.pt"`): a file committed with the code, not one a run produced.
+bool literal_path(const py::ProgramModel& pm, const py::Module& m, NodeId n, int depth = 0) {
+  const auto& t = m.tree;
+  if (n == kNone || depth > 8) return false;
+  if (t.is(n, K::Identifier)) {
+    // a name bound to such a path, or `with open(<path>, "rb") as f`
+    if (NodeId v = pm.reaching(m, n).value; v != kNone) return literal_path(pm, m, v, depth + 1);
+    if (auto* bs = pm.bindings_of(m, n))
+      for (auto& b : *bs)
+        if (b.kind == py::Binding::Kind::WithTarget && b.value != kNone && t.is(b.value, K::Call))
+          if (const py::Call* oc = m.call_at(b.value); oc && oc->qname == "builtins.open")
+            return literal_path(pm, m, pm.positional_arg(m, *oc, 0), depth + 1);
+    return false;
+  }
+  if (t.is(n, K::String)) return true;
+  if (t.is(n, K::ParenthesizedExpression)) return literal_path(pm, m, t.first_named_child(n), depth + 1);
+  if (t.is(n, K::BinaryOperator))
+    return t.operator_text(n) == "/" && literal_path(pm, m, t.field(n, F::Left), depth + 1) &&
+           literal_path(pm, m, t.field(n, F::Right), depth + 1);
+  if (t.is(n, K::Call)) {
+    const py::Call* c = m.call_at(n);
+    if (!c || !qname_in(c->qname, {"os.path.join", "posixpath.join", "pathlib.Path", "pathlib.PurePath"})) return false;
+    NodeId args = t.field(n, F::Arguments);
+    if (args == kNone) return false;
+    auto kids = t.named_children(args);
+    if (kids.empty()) return false;
+    for (NodeId a : kids)
+      if (!literal_path(pm, m, a, depth + 1)) return false;
+    return true;
+  }
+  return false;
+}
+
 bool written_by_this_process(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
+  // in a test, a path computed at run time (a temporary folder, a handler's `last_checkpoint`, a
+  // runner's work_dir) names what the test run produced on this machine; a path written out names
+  // a reference file committed with the tests, which may come from a GPU machine
+  if (m.is_test && load.fn) {
+    NodeId f = file_arg(pm, m, load, 0);
+    if (f != kNone && !literal_path(pm, m, f)) return true;
+  }
   std::string key = path_key(pm, m, file_arg(pm, m, load, 0));
   if (key.empty()) return false;
   for (auto& c : m.calls) {
