@@ -41,6 +41,13 @@ std::string setup_of(const RuleContext& ctx, const py::Call& c) {
     return std::string(c.target_class->name) + "(...)";
   if ((c.method == "to" || c.method == "cuda") && c.receiver != py::kNone &&
       ctx.model.type_of(ctx.mod, c.receiver) == py::TypeKind::Module) {
+    // a torch.nn layer without parameters or buffers made on the spot (`nn.Upsample(size=...)`,
+    // an activation, a pooling): building and moving it copies nothing
+    if (ctx.tree.is(c.receiver, py::K::Call))
+      if (const py::Call* r = ctx.mod.call_at(c.receiver);
+          r && r->qname.rfind("torch.nn.", 0) == 0 && !is_parameterised_layer(r->qname) &&
+          r->qname.rfind("torch.nn.functional", 0) != 0 && !r->target_class)
+        return "";
     // only a statement of its own (model.to(device)), not a chained expression
     return std::string(ctx.tree.text(c.receiver)) + "." + std::string(c.method) + "(...)";
   }
