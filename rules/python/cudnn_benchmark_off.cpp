@@ -9,13 +9,23 @@ void check_cudnn_benchmark_off(RuleContext& ctx) {
   for (const py::Program* p : programs_entered_at(ctx.model, ctx.mod)) {
     if (!p->uses_accelerator) continue;
     // Facts of the code the program runs, not of every function its modules define.
-    bool conv = ctx.facts.any_site_in_program(ctx.model, *p, "builds-conv", [](const py::Module& m) {
+    const py::ProgramModel& model = ctx.model;
+    bool conv = ctx.facts.any_site_in_program(ctx.model, *p, "builds-conv", [&model](const py::Module& m) {
       std::vector<py::NodeId> out;
       for (auto& c : m.calls) {
         std::string_view q = c.qname;
         if (q.rfind("torch.nn.", 0) != 0) continue;
         std::string_view last = py::last_component(q);
-        if (last.rfind("Conv", 0) == 0 || last.rfind("LazyConv", 0) == 0) out.push_back(c.node);
+        if (!(last.rfind("Conv", 0) == 0 || last.rfind("LazyConv", 0) == 0)) continue;
+        // a patch embedding (`Conv2d(in_chans, dim, kernel_size=patch, stride=patch)`): one
+        // non-overlapping projection per patch, which cuDNN runs as a matrix multiply whatever
+        // the mode; a vision transformer trains no convolutions that benchmark mode would tune
+        bool lazy = last.rfind("LazyConv", 0) == 0;
+        py::NodeId k = model.keyword_arg(m, c, "kernel_size"), st = model.keyword_arg(m, c, "stride");
+        if (k == py::kNone) k = model.positional_arg(m, c, lazy ? 1 : 2);
+        if (st == py::kNone) st = model.positional_arg(m, c, lazy ? 2 : 3);
+        if (k != py::kNone && st != py::kNone && m.tree.text(k) == m.tree.text(st) && m.tree.text(k) != "1") continue;
+        out.push_back(c.node);
       }
       return out;
     });
