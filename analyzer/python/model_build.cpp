@@ -1089,11 +1089,17 @@ struct ModelBuilder {
   }
 
   // `for step in range(k):` where k is an integer literal of at most 16, written there or bound
-  // to a name that holds nothing else (`steps = 10`): a smoke test or a memory check that runs a
-  // handful of steps, or the critic iterations inside a step. Never a step loop itself.
+  // to a name that holds nothing else (`steps = 10`), and no loop around it (none in its function,
+  // and no caller calls its function from a loop): a smoke test or a memory check that runs a
+  // handful of steps. Never a step loop. Inside a loop it is the inner loop of a step (critic
+  // iterations, the updates made per collected batch), and the catalog's rule stands: the
+  // innermost loop with the optimizer step is the step loop.
   bool few_iterations(const Module& m, const Loop& L) const {
     const Tree& t = m.tree;
-    if (!t.is(L.node, K::ForStatement)) return false;
+    if (!t.is(L.node, K::ForStatement) || L.parent >= 0) return false;
+    if (L.fn)
+      for (const Call* c : pm.callers_of(L.fn))
+        if (c->loop >= 0) return false;
     NodeId it = t.field(L.node, F::Right);
     const Call* c = it != kNone && t.is(it, K::Call) ? m.call_at(it) : nullptr;
     if (!c || c->qname != "builtins.range") return false;
@@ -1115,11 +1121,12 @@ struct ModelBuilder {
   }
 
   // Loop::evaluates_each_iteration: a training step loop that iterates no loader and, every
-  // iteration (under no varying guard), switches a model to eval mode (`model.eval()`) or calls
-  // an analysed function that evaluates: one that reaches no backward pass and switches a model to
-  // eval mode or holds an evaluation step loop, itself or through the functions it calls (3
-  // levels). Running with gradients off is not enough: an EMA update or an augmentation tuner is
-  // decorated `@torch.no_grad()` and runs every step of an ordinary loop.
+  // iteration (under no varying guard), calls an analysed function that evaluates: one that
+  // reaches no backward pass and switches a model to eval mode or holds an evaluation step loop,
+  // itself or through the functions it calls (3 levels). Running with gradients off is not enough:
+  // an EMA update or an augmentation tuner is decorated `@torch.no_grad()` and runs every step of
+  // an ordinary loop. Nor is a bare `policy.eval()` in the loop's body: it may only toggle the mode
+  // around a periodic evaluation (torchrl's online decision transformer).
   void full_batch_loops() {
     auto zero_args = [](const Module& m, const Call& c) {
       NodeId args = m.tree.field(c.node, F::Arguments);
@@ -1152,7 +1159,7 @@ struct ModelBuilder {
         for (uint32_t ci : L.calls) {
           const Call& c = m.calls[ci];
           if (!m.tree.contains(body, c.node)) continue;
-          if (!eval_switch(m, c) && !(c.target && evaluates(*c.target, 0))) continue;
+          if (!(c.target && evaluates(*c.target, 0))) continue;
           if (is_guarded(gc, c.node)) continue;
           L.evaluates_each_iteration = true;
           break;
