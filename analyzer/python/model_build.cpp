@@ -1121,9 +1121,9 @@ struct ModelBuilder {
   }
 
   // Loop::evaluates_each_iteration: a training step loop that iterates no loader and, every
-  // iteration (under no varying guard), calls an analysed function that evaluates: one that
-  // reaches no backward pass and switches a model to eval mode or holds an evaluation step loop,
-  // itself or through the functions it calls (3 levels). Running with gradients off is not enough:
+  // iteration (under no test at all, not even of configuration), calls an analysed function that
+  // evaluates: one that reaches no backward pass and switches a model to eval mode or holds an
+  // evaluation step loop, itself or through the functions it calls (3 levels). Running with gradients off is not enough:
   // an EMA update or an augmentation tuner is decorated `@torch.no_grad()` and runs every step of
   // an ordinary loop. Nor is a bare `policy.eval()` in the loop's body: it may only toggle the mode
   // around a periodic evaluation (torchrl's online decision transformer).
@@ -1155,12 +1155,25 @@ struct ModelBuilder {
         if (L.kind != LoopKind::TrainStep || L.data_loop) continue;
         NodeId body = m.tree.field(L.node, F::Body);
         if (body == kNone) continue;
+        // the evaluation runs unconditionally: not under any test, not even of configuration
+        // (Megatron's loop collects GRPO rollouts in eval mode only `if args.perform_rl_step:`;
+        // in pretraining its iterations are ordinary steps)
+        auto unconditional = [&](NodeId n) {
+          for (NodeId p = m.tree.parent(n); p != kNone && p != body; p = m.tree.parent(p)) {
+            K k = m.tree.kind(p);
+            if (k == K::IfStatement || k == K::ElifClause || k == K::ElseClause || k == K::ConditionalExpression ||
+                k == K::BooleanOperator || k == K::ExceptClause || k == K::ForStatement || k == K::WhileStatement ||
+                k == K::MatchStatement)
+              return false;
+          }
+          return true;
+        };
         GuardContext gc{&pm, &m, L.node, &L.varying, false};
         for (uint32_t ci : L.calls) {
           const Call& c = m.calls[ci];
           if (!m.tree.contains(body, c.node)) continue;
           if (!(c.target && evaluates(*c.target, 0))) continue;
-          if (is_guarded(gc, c.node)) continue;
+          if (!unconditional(c.node) || is_guarded(gc, c.node)) continue;
           L.evaluates_each_iteration = true;
           break;
         }
