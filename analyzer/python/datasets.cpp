@@ -255,17 +255,12 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
     };
     std::function<bool(const Function*, int)> steps_env_or_model = [&](const Function* g, int depth) {
       if (!g || depth > 2) return false;
-      const Tree& gt = g->mod->tree;
       for (uint32_t ci : g->calls) {
         const Call& call = g->mod->calls[ci];
         if (call.target && call.target->cls && call.target->name == "forward" && is_nn_module_class(*call.target->cls))
           return true;
         if (call.callee != kNone && type_of(*g->mod, call.callee) == TypeKind::Module) return true;
-        if ((call.method == "step" || call.method == "reset") && call.receiver != kNone) {
-          if (icontains(last_component(dotted_text(gt, call.receiver)), "env")) return true;
-          for (auto& o : origins(*g->mod, call.receiver))
-            if (o.starts_with("gym.") || o.starts_with("gymnasium.")) return true;
-        }
+        if (steps_environment(*g->mod, call, true)) return true;
         if (call.target && steps_env_or_model(call.target, depth + 1)) return true;
       }
       return false;
@@ -296,12 +291,7 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
         NodeId callee = call.callee;
         if (callee != kNone && type_of(*f->mod, callee) == TypeKind::Module) return DS::LiveState;
         // an environment step: env.step(action), env.reset()
-        if ((call.method == "step" || call.method == "reset") && call.receiver != kNone) {
-          std::string d = dotted_text(ft, call.receiver);
-          if (icontains(last_component(d), "env")) return DS::LiveState;
-          for (auto& o : origins(*f->mod, call.receiver))
-            if (o.starts_with("gym.") || o.starts_with("gymnasium.")) return DS::LiveState;
-        }
+        if (steps_environment(*f->mod, call, true)) return DS::LiveState;
         // a method or call of an object held by the dataset that training changes or that is a model
         NodeId holder = call.receiver != kNone ? call.receiver : callee;
         // a callback handed to the dataset (`ExperienceSource(self.generate_batch)`) and called as
@@ -348,6 +338,14 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
   // A sample made of attributes and the index alone (`{"prompt": self.prompt, "index": index}`,
   // the prompts of a generation pass) is in memory too: there is nothing to load.
   return DS::InMemory;
+}
+
+bool ProgramModel::steps_environment(const Module& m, const Call& c, bool reset_too) const {
+  if (c.receiver == kNone || !(c.method == "step" || (reset_too && c.method == "reset"))) return false;
+  if (icontains(last_component(dotted_text(m.tree, c.receiver)), "env")) return true;
+  for (auto& o : origins(m, c.receiver))
+    if (o.starts_with("gym.") || o.starts_with("gymnasium.")) return true;
+  return false;
 }
 
 NodeId ProgramModel::loader_dataset(const Module& m, const Call& loader) const {

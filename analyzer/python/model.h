@@ -433,6 +433,10 @@ class ProgramModel {
 
   // docs/concepts.md "optimizer step": optimizer.step(), scaler.step(opt), a framework's step.
   bool is_optimizer_step(const Module& m, const Call& c) const;
+  // `c` steps a reinforcement-learning environment: `.step(...)` (with `reset_too`, also
+  // `.reset()`) on a receiver named like one (`env`, `envs`, `self.train_env`) or made by
+  // gym/gymnasium.
+  bool steps_environment(const Module& m, const Call& c, bool reset_too) const;
   // Every analysed function of this name returns a `%` test (`should_log`): a predicate that
   // makes an early exit periodic, where the call's receiver cannot be resolved. Memoised.
   bool periodic_predicate_name(std::string_view name) const;

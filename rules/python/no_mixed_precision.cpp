@@ -57,13 +57,7 @@ bool graph_network_program(const py::ProgramModel& model, const py::Program& p) 
 // `envs.step(...)`, a gym/gymnasium environment). Its networks are small MLPs or the Nature CNN fed
 // small batches; a step waits on kernel launches and on the environment, not on matrix throughput.
 bool steps_environment(const py::ProgramModel& model, const py::Program& p) {
-  return any_call(model, p, [&](const py::Module& m, const py::Call& c) {
-    if (c.method != "step" || c.receiver == py::kNone) return false;
-    if (py::icontains(py::last_component(py::dotted_text(m.tree, c.receiver)), "env")) return true;
-    for (auto& o : model.origins(m, c.receiver))
-      if (o.starts_with("gym.") || o.starts_with("gymnasium.")) return true;
-    return false;
-  });
+  return any_call(model, p, [&](const py::Module& m, const py::Call& c) { return model.steps_environment(m, c, false); });
 }
 
 }  // namespace
