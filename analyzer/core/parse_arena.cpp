@@ -28,7 +28,7 @@ namespace tl::parse_arena {
 namespace {
 
 constexpr size_t kReserve = size_t{8} << 30;         // address space per thread, committed on touch
-constexpr size_t kPage = size_t{2} << 20;            // kept memory is whole huge pages
+constexpr size_t kPage = size_t{2} << 20;            // kept memory is counted in 2 MiB units
 // Committed memory a thread keeps between parses, and all threads together. Most files' parses fit
 // in 4 MiB (a Python file under about 150 KB); memory kept is memory the rest of the run cannot
 // use, and peak memory was measured to rise by what is kept (bench/README.md).
@@ -88,7 +88,11 @@ struct Arena {
     base = static_cast<char*>(p);
     cap = want;
 #if defined(MADV_HUGEPAGE)
-    (void)madvise(base, cap, MADV_HUGEPAGE);
+    // Huge pages past the first kKeepPerThread only: most parses stay within that, and a parse
+    // of a small file would otherwise commit a whole 2 MiB page per thread (at -j 16 on the torch
+    // package, the arenas' share of peak memory, 15 MB of it; bench/README.md, "The arena's
+    // first megabytes in small pages"); a large file's parse still gets huge pages beyond it.
+    (void)madvise(base + kKeepPerThread, cap - kKeepPerThread, MADV_HUGEPAGE);
 #endif
     return true;
 #else
