@@ -25,12 +25,25 @@ namespace {
 
 std::atomic<bool> g_reach_hubs{true};  // set_reach_hubs
 
-// Decorators that only wrap a function (they neither call it nor register it somewhere).
+// Decorators that only wrap a function (they neither call it nor register it somewhere): those of
+// the standard library and of compilers, and, from any library, the well-known wrappers by name and
+// the ones that set a mode for the call (`@set_lazy_legacy(False)`, `@set_grad_enabled(False)`:
+// context managers used as decorators). Any other decorator may register the function
+// (`@register_model`, `@MODELS.register_module()`, `@app.command()`), whose holder may call it.
 bool wrapping_decorator(std::string_view q) {
   if (q.empty()) return false;
-  for (std::string_view p : {"torch.", "functools.", "builtins.", "typing.", "abc.", "dataclasses.", "contextlib.",
-                             "numba.", "jax.", "pytest.", "unittest."})
+  for (std::string_view p : {"torch.", "functools.", "builtins.", "typing.", "typing_extensions.", "abc.",
+                             "dataclasses.", "contextlib.", "warnings.", "numba.", "jax.", "triton.", "pytest.",
+                             "unittest."})
     if (q.starts_with(p)) return true;
+  size_t dot = q.rfind('.');
+  std::string_view last = dot == std::string_view::npos ? q : q.substr(dot + 1);
+  if (last.starts_with("set_")) return true;
+  for (std::string_view w : {"wraps", "lru_cache", "cache", "cached_property", "contextmanager", "asynccontextmanager",
+                             "overload", "override", "final", "deprecated", "no_type_check", "no_grad",
+                             "inference_mode", "enable_grad", "autocast", "jit", "njit", "add_start_docstrings",
+                             "add_end_docstrings"})
+    if (last == w) return true;
   return false;
 }
 
@@ -194,6 +207,18 @@ struct ProgramReach {
         }
         NodeId pp = t.parent(target);
         if (pp != kNone && t.is(pp, K::Call) && t.field(pp, F::Function) == target) continue;  // a call
+        // `Conv2dNet = ConvNet` at a module's top level only names the same thing twice: the
+        // calls through the new name resolve to the function or class as calls through the old
+        // one do. As a reference it would make every program that imports the module run the
+        // class's methods.
+        if (pp != kNone && t.is(pp, K::Assignment) && t.field(pp, F::Right) == target) {
+          NodeId left = t.field(pp, F::Left);
+          if (left != kNone && t.is(left, K::Identifier) && !m.enclosing_function(n)) {
+            NodeId st = t.parent(pp);
+            NodeId block = st == kNone ? kNone : t.parent(st);
+            if (block != kNone && t.is(block, K::Module)) continue;
+          }
+        }
       }
       if (!names.count(t.text(n))) continue;
       auto r = pm.resolve(m, target, pm.scope_at(m, target), 0);
