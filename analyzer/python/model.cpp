@@ -214,11 +214,33 @@ Module* ProgramModel::module_for(std::string_view qname, std::string* rest, cons
   while (!q.empty()) {
     auto it = by_dotted_.find(q);
     if (it != by_dotted_.end() && !it->second.empty()) {
+      // A name that starts inside a package (`tensordict` for pkg/data/tensordict.py) is not the
+      // module's name to an importer elsewhere: `from tensordict import X` there is the
+      // installed package.
+      const size_t parts = static_cast<size_t>(std::count(q.begin(), q.end(), '.')) + 1;
+      auto importable = [&](const Module* cand) {
+        if (!from || parts > 8 || !(cand->inner_names >> (parts - 1) & 1)) return true;
+        return name_start_folder(*cand, parts) == name_start_folder(*from, 1);
+      };
+      Module* only = nullptr;
+      size_t n_importable = 0;
+      for (Module* cand : it->second)
+        if (importable(cand)) {
+          if (!only) only = cand;
+          ++n_importable;
+        }
+      if (n_importable == 0) {
+        auto p = q.rfind('.');
+        if (p == std::string::npos) break;
+        q.resize(p);
+        continue;
+      }
       if (rest) *rest = qname.size() > q.size() ? std::string(qname.substr(q.size() + 1)) : std::string();
-      if (!from || it->second.size() == 1) return it->second.front();
+      if (!from || n_importable == 1) return only;
       Module* best = nullptr;
       size_t best_common = 0;
       for (Module* cand : it->second) {
+        if (!importable(cand)) continue;
         size_t common = 0, lim = std::min(cand->key.size(), from->key.size());
         while (common < lim && cand->key[common] == from->key[common]) ++common;
         // count only whole folders
@@ -235,6 +257,34 @@ Module* ProgramModel::module_for(std::string_view qname, std::string* rest, cons
     q.resize(p);
   }
   return nullptr;
+}
+
+// The folder (absolute, '/'-separated, no trailing '/') where the dotted name of `m` made of its
+// last `parts` components starts: for pkg/sub/mod.py, 1 -> pkg/sub, 2 -> pkg; for
+// pkg/sub/__init__.py, 1 -> pkg.
+std::string ProgramModel::name_start_folder(const Module& m, size_t parts) {
+  std::string_view k = m.key;
+  size_t slash = k.rfind('/');
+  if (slash == std::string_view::npos) return std::string();
+  std::string_view file = k.substr(slash + 1);
+  k = k.substr(0, slash);  // the file's folder
+  if (file == "__init__.py") ++parts;
+  for (size_t i = 1; i < parts; ++i) {
+    slash = k.rfind('/');
+    if (slash == std::string_view::npos) return std::string();
+    k = k.substr(0, slash);
+  }
+  return std::string(k);
+}
+
+uint8_t ProgramModel::inner_names_of(const Module& m) const {
+  uint8_t bits = 0;
+  for (size_t parts = 1; parts <= 8; ++parts) {
+    std::string start = name_start_folder(m, parts);
+    if (start.empty()) break;
+    if (by_dotted_.count("@path:" + start + "/__init__.py")) bits |= static_cast<uint8_t>(1u << (parts - 1));
+  }
+  return bits;
 }
 
 Module* ProgramModel::relative_module(const Module& from, const std::string& q, std::string* rest) const {

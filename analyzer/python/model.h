@@ -214,6 +214,10 @@ struct Module {
   std::string key;              // absolute path when known (SourceFile::abs_path): relative imports
   std::string name_path;        // path inside its project (SourceFile::project_path): dotted names
   std::string dotted;           // best dotted name ("pkg.sub.mod")
+  // bit k: the dotted name made of this module's last k + 1 components starts inside a package
+  // (an analysed `__init__.py` lies in the folder where it starts), so that only a script of that
+  // folder, which has it on sys.path, imports the module by that name (ProgramModel::module_for)
+  uint8_t inner_names = 0;
   std::unique_ptr<SourceFile> src;
   Tree tree;
   Scope scope;
@@ -598,6 +602,10 @@ class ProgramModel {
   // gives the same answer after new parameter instances are found (model_build.cpp).
   static uint64_t param_lookups();
   Module* module_for(std::string_view qname, std::string* rest, const Module* from = nullptr) const;
+  // The folder where the dotted name of `m` made of its last `parts` components starts, and the
+  // Module::inner_names bits of `m` (index_modules: after every module's path is indexed).
+  static std::string name_start_folder(const Module& m, size_t parts);
+  uint8_t inner_names_of(const Module& m) const;
   // A relative import (".utils.x", "..pkg") of `from`: the analysed module named by the longest
   // prefix of its components, and the remaining dotted names in `rest`; null when not analysed.
   Module* relative_module(const Module& from, const std::string& q, std::string* rest) const;

@@ -160,6 +160,10 @@ struct ModelBuilder {
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
       pm.by_dotted_["@path:" + std::filesystem::path(m.key).lexically_normal().generic_string()].push_back(&m);
+    }
+    for (auto& mp : pm.modules_) {
+      Module& m = *mp;
+      m.inner_names = pm.inner_names_of(m);
       std::filesystem::path p = std::filesystem::path(m.name_path).lexically_normal();
       std::vector<std::string> comps;
       for (auto& c : p) comps.push_back(c.string());
