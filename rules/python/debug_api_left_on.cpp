@@ -5,6 +5,28 @@
 
 namespace tl::rules {
 
+namespace {
+
+// `node` lies in a branch of an `if` whose condition names
+// profiling, NVTX ranges, anomaly detection or debugging, up to its function.
+bool under_diagnosis_switch(const py::Module& m, py::NodeId node) {
+  const py::Tree& t = m.tree;
+  for (py::NodeId n = node, p = t.parent(n); p != py::kNone; n = p, p = t.parent(p)) {
+    if (t.is(p, py::K::FunctionDefinition) || t.is(p, py::K::ClassDefinition)) break;
+    py::NodeId cond = py::kNone;
+    if (t.is(p, py::K::IfStatement) || t.is(p, py::K::ElifClause))
+      cond = t.field(p, py::F::Condition);
+    if (cond == py::kNone || cond == n) continue;
+    std::string text(t.text(cond));
+    for (char& ch : text) ch = py::ascii_lower(ch);
+    for (std::string_view w : {"profil", "nvtx", "anomal", "debug"})
+      if (text.find(w) != std::string::npos) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 void check_debug_api_left_on(RuleContext& ctx) {
   // a training program: one with a training step loop or a framework step hook (docs/concepts.md)
   // asked only at a set_detect_anomaly call: the fact looks at every member of every program the
@@ -33,13 +55,13 @@ void check_debug_api_left_on(RuleContext& ctx) {
                      q == "torch.autograd.gradcheck" || q == "torch.autograd.gradgradcheck" ||
                      q == "torch.autograd.gradcheck.gradcheck" || q == "torch.autograd.gradcheck.gradgradcheck";
     if (!step_only) continue;
+    // Every step: one turned on at a chosen step (`if iteration == args.profile_step_start:`) or
+    // every N steps is a profile or a check taken on purpose, as is one behind a switch that
+    // names what it is for (`if args.profile:`, `if cfg.debug_nans:`).
     auto sc = ctx.model.runs_every_step(ctx.mod, c.node);
-    const py::Loop* L = ctx.model.enclosing_loop(ctx.mod, c.node);
-    bool in_step = sc || (L && (L->kind == py::LoopKind::TrainStep || L->kind == py::LoopKind::EvalStep));
-    if (!in_step) continue;
+    if (!sc || under_diagnosis_switch(ctx.mod, c.node)) continue;
     std::string msg = "`" + std::string(q) + "` inside a step loop: a debugging API that slows every step it runs in";
-    if (sc) ctx.report_per_step(c.node, msg, *sc);
-    else ctx.report(c.node, msg);
+    ctx.report_per_step(c.node, msg, *sc);
   }
 }
 
