@@ -82,15 +82,27 @@ void check_no_mixed_precision(RuleContext& ctx) {
         return false;
       });
     // Accelerator() / Fabric() without an explicit precision take it from `accelerate launch`,
-    // `accelerate config` or `fabric run`: not decidable from the code.
+    // `accelerate config` or `fabric run`, and a DeepSpeed engine from its JSON configuration:
+    // not decidable from the code.
     if (!mixed)
       mixed = any_call(ctx.model, *p, [&](const py::Module& m, const py::Call& c) {
         std::string_view q = c.qname;
         bool launcher = q.rfind("accelerate.Accelerator", 0) == 0 || q == "lightning.fabric.Fabric" ||
                         q == "lightning.Fabric" || q == "lightning_fabric.Fabric";
-        if (!launcher) return false;
-        return ctx.model.keyword_arg(m, c, "mixed_precision") == py::kNone &&
-               ctx.model.keyword_arg(m, c, "precision") == py::kNone;
+        if (launcher)
+          return ctx.model.keyword_arg(m, c, "mixed_precision") == py::kNone &&
+                 ctx.model.keyword_arg(m, c, "precision") == py::kNone;
+        // deepspeed.initialize() takes its fp16/bf16 sections from its configuration: a dict
+        // written in the code is read like any other code (its "fp16" keys), while a JSON file
+        // (`--deepspeed_config`, `config="ds_config.json"`, `args=args`) is not seen
+        if (q == "deepspeed.initialize") {
+          for (auto kw : {"config", "config_params"}) {
+            py::NodeId v = ctx.model.keyword_arg(m, c, kw);
+            if (v != py::kNone && m.tree.is(v, py::K::Dictionary)) return false;
+          }
+          return true;
+        }
+        return false;
       });
     if (mixed || graph_network_program(ctx.model, *p) || steps_environment(ctx.model, *p)) continue;
     Anchor a = backward_anchor(ctx.model, *p);
