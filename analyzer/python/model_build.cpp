@@ -591,6 +591,10 @@ struct ModelBuilder {
         }
         if (is_opt_step(m, c)) mf.opt.push_back(c.node);
         if (is_backward(c)) mf.backward.push_back(c.node);
+        // A class's own `def cuda(self)` (a spec, a container, a wrapper: `return self.to("cuda")`)
+        // runs only where code calls `.cuda()` on such an object, and that call is a site of its
+        // own; a program that uses the class without it places nothing there.
+        if (c.fn && c.fn->cls && c.fn->name == "cuda") continue;
         // a Hugging Face model loaded with a device_map that may be CUDA ("cuda", "auto", a GPU
         // index, {"": local_rank})
         if (c.method == "from_pretrained" || last_component(c.qname) == "from_pretrained")
