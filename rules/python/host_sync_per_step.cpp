@@ -1,5 +1,7 @@
 // TL105 host-sync-per-step: a call that blocks the host until the GPU finishes runs every step in
 // a program training on an accelerator. One finding per statement.
+#include <algorithm>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "rules/python/common.h"
@@ -208,13 +210,53 @@ bool decodes_every_step(const RuleContext& ctx, const py::StepContext& sc) {
   return false;
 }
 
+// Does `stmt` queue little or nothing on the GPU: no call of the program's own code or of a
+// model (`model(x)`, `self.compute_loss(...)`), no backward or optimizer step, no functional
+// layer; only Python's builtins, methods of host containers and strings, and tensor methods and
+// `torch.*` functions (`.mean()`, `.argmax(1)`, `torch.stack(...)`, a metrics gather), whose
+// kernels are small next to a step's?
+bool light_statement(const RuleContext& ctx, py::NodeId stmt) {
+  const auto& t = ctx.tree;
+  for (py::NodeId n = stmt, end = t[stmt].subtree_end; n < end; ++n) {
+    if (t.is(n, py::K::Lambda) || t.is(n, py::K::FunctionDefinition) || t.is(n, py::K::ClassDefinition) ||
+        t.is(n, py::K::ForStatement) || t.is(n, py::K::WhileStatement))
+      return false;
+    if (!t.is(n, py::K::Call)) continue;
+    const py::Call* c = ctx.mod.call_at(n);
+    if (!c || c->target || c->target_class) return false;
+    std::string_view q = c->qname;
+    if (q.starts_with("builtins.")) continue;
+    if (q.starts_with("torch.nn") || q.starts_with("torch.autograd") || q.starts_with("torch.distributed")) return false;
+    if (q.starts_with("torch.")) continue;
+    if (c->receiver == py::kNone) return false;  // a call of a name: a model, a loss, a helper
+    if (c->method == "backward" || c->method == "step" || c->method == "forward" || c->method == "generate" ||
+        c->method == "zero_grad" || c->method == "to" || c->method == "cuda")
+      return false;
+  }
+  return true;
+}
+
+struct SyncSite {
+  py::NodeId node = py::kNone, stmt = py::kNone;
+  std::string message;
+  py::StepContext sc;
+};
+
 }  // namespace
 
+// Reads one after another in a step (`a = gather(x).mean().item()`, then `b =
+// gather(y).mean().item()`): the first waits for the step's queued work; a later one, with only
+// light work between them in the same block (other reads, metric arithmetic, host bookkeeping),
+// waits for a few small kernels. The first is reported and the others are its notes: one finding
+// for the step's reads, whose fix (read them every N steps, or stack them and read once) is one
+// change. A read after heavy work (a forward, a backward, a call of the program's code) is a
+// finding of its own.
 void check_host_sync_per_step(RuleContext& ctx) {
   if (!ctx.model.programs_use_accelerator(ctx.mod)) return;
   if (!ctx.model.has_step_code(ctx.mod)) return;  // every report below asks runs_every_step
   const auto& t = ctx.tree;
   std::unordered_set<py::NodeId> reported_statements;
+  std::vector<SyncSite> sites;
   // calls in source order: the first flagged call of a statement wins
   for (auto& c : ctx.mod.calls) {
     std::string what = sync_of(ctx, c);
@@ -224,10 +266,10 @@ void check_host_sync_per_step(RuleContext& ctx) {
     auto sc = ctx.model.runs_every_step(ctx.mod, c.node, false);
     if (!sc || collects_output(ctx, c, *sc) || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
-    ctx.report_per_step(c.node,
-                        "`" + what + "` blocks the host until the GPU has finished every queued kernel, every step: "
-                        "the CPU cannot queue the next step's work while it waits; read values every N steps",
-                        *sc);
+    sites.push_back({c.node, stmt,
+                     "`" + what + "` blocks the host until the GPU has finished every queued kernel, every step: "
+                     "the CPU cannot queue the next step's work while it waits; read values every N steps",
+                     *sc});
   }
   // `if <tensor>:` conditions, also of a ternary `a if <tensor> else b`
   for (py::NodeId n = 0; n < t.size(); ++n) {
@@ -243,10 +285,10 @@ void check_host_sync_per_step(RuleContext& ctx) {
     auto sc = ctx.model.runs_every_step(ctx.mod, cond, false);
     if (!sc || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
-    ctx.report_per_step(cond,
-                        "`if <tensor>:` converts a tensor to a Python bool every step, which waits for the GPU to "
-                        "finish; keep the check on the device or do it every N steps",
-                        *sc);
+    sites.push_back({cond, stmt,
+                     "`if <tensor>:` converts a tensor to a Python bool every step, which waits for the GPU to "
+                     "finish; keep the check on the device or do it every N steps",
+                     *sc});
   }
   // a tensor formatted into a string: f"{loss:.4f}", "%.3f" % loss
   for (py::NodeId n = 0; n < t.size(); ++n) {
@@ -260,11 +302,50 @@ void check_host_sync_per_step(RuleContext& ctx) {
     auto sc = ctx.model.runs_every_step(ctx.mod, n, false);
     if (!sc || decodes_every_step(ctx, *sc)) continue;
     reported_statements.insert(stmt);
-    ctx.report_per_step(n,
-                        "formatting the tensor `" + std::string(t.text(e)) +
-                            "` into a string copies its value to the host, which waits for the GPU to finish every "
-                            "queued kernel, every step; format a `.item()` read every N steps",
-                        *sc);
+    sites.push_back({n, stmt,
+                     "formatting the tensor `" + std::string(t.text(e)) +
+                         "` into a string copies its value to the host, which waits for the GPU to finish every "
+                         "queued kernel, every step; format a `.item()` read every N steps",
+                     *sc});
+  }
+  std::sort(sites.begin(), sites.end(),
+            [&](const SyncSite& a, const SyncSite& b) { return t[a.stmt].start < t[b.stmt].start; });
+  std::unordered_map<py::NodeId, size_t> site_of_stmt;
+  for (size_t i = 0; i < sites.size(); ++i) site_of_stmt.emplace(sites[i].stmt, i);
+  // each site's group leader: walking back through its block, an earlier read with only light
+  // statements between (and itself light: its statement queues nothing heavy after the read)
+  std::vector<size_t> leader(sites.size());
+  std::vector<std::vector<size_t>> followers(sites.size());
+  std::unordered_map<py::NodeId, bool> light;
+  auto is_light = [&](py::NodeId st) {
+    auto it = light.find(st);
+    if (it == light.end()) it = light.emplace(st, light_statement(ctx, st)).first;
+    return it->second;
+  };
+  for (size_t i = 0; i < sites.size(); ++i) {
+    leader[i] = i;
+    if (!is_light(sites[i].stmt)) continue;
+    py::NodeId block = t.parent(sites[i].stmt);
+    if (block == py::kNone) continue;
+    std::vector<py::NodeId> stmts = t.named_children(block);  // comments left out
+    auto at = std::find(stmts.begin(), stmts.end(), sites[i].stmt);
+    while (at != stmts.begin()) {
+      py::NodeId p = *--at;
+      if (!is_light(p)) break;
+      if (auto it = site_of_stmt.find(p); it != site_of_stmt.end()) {
+        leader[i] = leader[it->second];
+        followers[leader[i]].push_back(i);
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < sites.size(); ++i) {
+    if (leader[i] != i) continue;
+    Finding& f = ctx.report_per_step(sites[i].node, sites[i].message, sites[i].sc);
+    for (size_t k : followers[i])
+      f.notes.push_back(RuleContext::note_at(ctx.mod, sites[k].node,
+                                             "another read of this step, after this one with only light work between: "
+                                             "it waits for the few kernels queued since; read it with the others"));
   }
 }
 
