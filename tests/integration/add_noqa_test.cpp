@@ -31,12 +31,12 @@ def train(model, optimizer, dataset, epochs):
         for step, (x, y) in enumerate(loader):
             with torch.autocast("cuda", dtype=torch.bfloat16):
                 loss = torch.nn.functional.cross_entropy(model(x.cuda()), y.cuda())
+            print(f"""epoch {epoch} step {step}: {
+                loss.item():.4f}""")
             optimizer.zero_grad(set_to_none=True)
             scaler.scale(loss).backward()
             scaler.step(optimizer)
             scaler.update()
-            print(f"""epoch {epoch} step {step}: {
-                loss.item():.4f}""")
             print("step", \
                   loss.item())
             gc.collect(); torch.cuda.empty_cache()
