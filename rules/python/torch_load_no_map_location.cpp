@@ -1,7 +1,10 @@
 // TL402 torch-load-no-map-location: torch.load(...) without map_location, where the failure can
 // happen: not a load that only runs when CUDA is available, of NumPy content, of what the same
 // code wrote a moment before in this process (a BytesIO round trip, save-best-then-reload, a test
-// reading back the checkpoint it wrote), or of a dataset's own data files.
+// reading back the checkpoint it wrote), of a dataset's own data files, or of a file whose writer
+// in the same code stores only host values.
+#include <algorithm>
+
 #include "rules/python/common.h"
 #include "rules/python/fix_edits.h"
 #include "rules/python/rules.h"
@@ -179,6 +182,114 @@ bool in_dataset_class(const py::Call& load) {
   return false;
 }
 
+// Can the value saved by `torch.save(value, ...)` hold no tensor on a device: numbers, strings,
+// containers of them, host copies (`.cpu()`, `.tolist()`, `.item()`), random-number states (CPU
+// byte tensors, CUDA generators' included), a name or `self.<attr>` bound only to such values,
+// or a constructor's parameter kept in an attribute of a class that is no module (a scheduler's
+// `self.base_lr = lr`)?
+bool host_value(const py::ProgramModel& pm, const py::Module& m, NodeId e, const py::Class* cls,
+                const py::Function* loader, int depth = 0) {
+  const auto& t = m.tree;
+  if (e == kNone || depth > 6) return false;
+  switch (t.kind(e)) {
+    case K::Integer: case K::Float: case K::String: case K::True: case K::False: case K::None: return true;
+    case K::ParenthesizedExpression: return host_value(pm, m, t.first_named_child(e), cls, loader, depth + 1);
+    case K::List: case K::Tuple:
+      for (NodeId k : t.named_child_range(e))
+        if (!host_value(pm, m, k, cls, loader, depth + 1)) return false;
+      return true;
+    case K::Dictionary:
+      for (NodeId k : t.named_child_range(e)) {
+        if (!t.is(k, K::Pair)) return false;
+        if (!host_value(pm, m, t.field(k, F::Value), cls, loader, depth + 1)) return false;
+      }
+      return true;
+    case K::BinaryOperator:
+      return host_value(pm, m, t.field(e, F::Left), cls, loader, depth + 1) && host_value(pm, m, t.field(e, F::Right), cls, loader, depth + 1);
+    case K::UnaryOperator: return host_value(pm, m, t.field(e, F::Argument), cls, loader, depth + 1);
+    case K::Subscript: return host_value(pm, m, t.field(e, F::Value), cls, loader, depth + 1);
+    case K::Call: {
+      const py::Call* c = m.call_at(e);
+      if (!c) return false;
+      if (c->receiver != kNone && (c->method == "cpu" || c->method == "tolist" || c->method == "item" ||
+                                   c->method == "numpy" || c->method == "get_state" || c->method == "getstate"))
+        return true;
+      return qname_in(c->qname, {"builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.len",
+                                 "builtins.round", "torch.get_rng_state", "torch.random.get_rng_state",
+                                 "torch.cuda.get_rng_state", "torch.cuda.get_rng_state_all",
+                                 "numpy.random.get_state", "random.getstate"});
+    }
+    case K::Identifier: {
+      if (NodeId v = pm.reaching(m, e).value; v != kNone) return host_value(pm, m, v, cls, loader, depth + 1);
+      auto* bs = pm.bindings_of(m, e);
+      if (!bs || bs->empty()) return false;
+      for (auto& b : *bs) {
+        if (b.kind == py::Binding::Kind::Param) {
+          // a constructor's argument kept by a class that holds no layers
+          if (!cls || py::ProgramModel::is_nn_module_class(*cls)) return false;
+          continue;
+        }
+        if (b.kind != py::Binding::Kind::Assign || !b.whole || !host_value(pm, m, b.value, cls, loader, depth + 1)) return false;
+      }
+      return true;
+    }
+    case K::Attribute: {
+      NodeId obj = t.field(e, F::Object), attr = t.field(e, F::Attribute);
+      if (!cls || obj == kNone || attr == kNone || !t.is(obj, K::Identifier) || t.text(obj) != "self") return false;
+      auto it = cls->attr_values.find(t.text(attr));
+      if (it == cls->attr_values.end() || it->second.empty()) return false;
+      for (NodeId v : it->second) {
+        // what the loading function restores from the file is what the file holds
+        if (loader && loader->mod == &m && m.tree.contains(loader->def, v)) continue;
+        if (!host_value(pm, m, v, cls, loader, depth + 1)) return false;
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// The file names written out in a path expression ("trainfeat.pth" in
+// `os.path.join(args.dump, "trainfeat.pth")`): string literals with an extension.
+std::vector<std::string> file_names_in(const py::Module& m, NodeId n) {
+  std::vector<std::string> out;
+  const auto& t = m.tree;
+  if (n == kNone) return out;
+  for (NodeId x = n; x < t[n].subtree_end; ++x)
+    if (t.is(x, K::String)) {
+      std::string v = py::string_literal_value(t, x);
+      size_t dot = v.rfind('.');
+      if (dot != std::string::npos && dot > 0 && dot + 1 < v.size()) out.push_back(v.substr(v.rfind('/') == std::string::npos ? 0 : v.rfind('/') + 1));
+    }
+  return out;
+}
+
+// The code that writes what this load reads stores no device tensor: every `torch.save` of the
+// loading class (its own save and load pair: a scheduler's counters, a tracker's statistics), or
+// of the module under the same file name (`torch.save(feats.cpu(), join(d, "trainfeat.pth"))`),
+// saves host values, and there is at least one.
+bool saved_from_host(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
+  const py::Class* cls = nullptr;
+  for (const py::Function* f = load.fn; f && !cls; f = f->outer) cls = f->cls;
+  std::vector<std::string> names = file_names_in(m, file_arg(pm, m, load, 0));
+  size_t matched = 0;
+  for (auto& c : m.calls) {
+    if (!is_save(c)) continue;
+    const py::Class* save_cls = nullptr;
+    for (const py::Function* f = c.fn; f && !save_cls; f = f->outer) save_cls = f->cls;
+    bool same = cls && save_cls == cls;
+    if (!same && !names.empty())
+      for (auto& n : file_names_in(m, file_arg(pm, m, c, 1)))
+        if (std::find(names.begin(), names.end(), n) != names.end()) same = true;
+    if (!same) continue;
+    NodeId v = pm.keyword_arg(m, c, "obj");
+    if (v == kNone) v = pm.positional_arg(m, c, 0);
+    if (!host_value(pm, m, v, save_cls, load.fn)) return false;
+    ++matched;
+  }
+  return matched > 0;
+}
+
 }  // namespace
 
 void check_torch_load_no_map_location(RuleContext& ctx) {
@@ -191,6 +302,7 @@ void check_torch_load_no_map_location(RuleContext& ctx) {
     if (numpy_content(ctx.mod, c)) continue;
     if (written_by_this_process(ctx.model, ctx.mod, c)) continue;
     if (in_dataset_class(c)) continue;
+    if (saved_from_host(ctx.model, ctx.mod, c)) continue;
     Finding& f = ctx.report(c.node, "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load on a "
                        "CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`");
     // Unsafe: the loaded tensors then live on the CPU, which code using them directly may not expect.
