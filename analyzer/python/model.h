@@ -372,6 +372,9 @@ struct CallReach {
   std::vector<const Call*> entries;
   bool unconditional = false;
   bool hook = false;
+  // a call of the function was left out because every entry ruled it out: a new entry (or an
+  // unconditional way in) found later expands the function again (model_build.cpp, step_reach)
+  bool pruned = false;
 };
 
 // The per-sample input pipeline: Dataset.__getitem__/__iter__, collate and transform functions,

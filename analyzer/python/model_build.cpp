@@ -953,16 +953,21 @@ struct ModelBuilder {
       for (auto& a : g->cls->attrs_mutated_outside_init) out.insert("self." + std::string(a));
   }
 
-  static void add_entry(CallReach& r, const Call* c) {
-    if (std::find(r.entries.begin(), r.entries.end(), c) == r.entries.end()) r.entries.push_back(c);
+  // Adds `c` to the ways in of `r`; true when it is new.
+  static bool add_entry(CallReach& r, const Call* c) {
+    if (std::find(r.entries.begin(), r.entries.end(), c) != r.entries.end()) return false;
+    r.entries.push_back(c);
+    return true;
   }
 
   void add_reach(Function* f, std::unique_ptr<CallReach> r, std::deque<Function*>& work) {
     auto& v = pm.reach_[f->id];
     for (auto& e : v)
       if (e->root == r->root) {  // first (shortest) path wins; the ways in are kept
+        bool grew = r->unconditional && !e->unconditional;
         e->unconditional |= r->unconditional;
-        for (const Call* c : r->entries) add_entry(*e, c);
+        for (const Call* c : r->entries) grew |= add_entry(*e, c);
+        if (grew && e->pruned) work.push_back(f);  // what the old ways in ruled out may run now
         return;
       }
     v.push_back(std::move(r));
@@ -1273,11 +1278,19 @@ struct ModelBuilder {
           const Call& c = m.calls[ci];
           if (!c.target || c.target == f) continue;
           if (is_guarded(gc, c.node)) continue;
+          // `if blocking and ...:` in `finalize(blocking=False)` called every step: the calls in
+          // a branch that every way in from this root rules out do not run from it
+          if (!r->unconditional && !r->entries.empty() &&
+              std::all_of(r->entries.begin(), r->entries.end(),
+                          [&](const Call* e) { return call_rules_out(pm, *e, *f, c.node); })) {
+            r->pruned = true;
+            continue;
+          }
           bool known = false;
           for (auto& e : pm.reach_[c.target->id])
             if (e->root == r->root) {
               known = true;
-              add_entry(*e, &c);
+              if (add_entry(*e, &c) && e->pruned) work.push_back(c.target);
             }
           if (known) continue;
           auto nr = std::make_unique<CallReach>();

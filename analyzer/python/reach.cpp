@@ -700,14 +700,44 @@ struct ProgramReach {
     for (NodeId cur = node, p = t.parent(node); p != kNone && cur != f.body; cur = p, p = t.parent(p)) {
       if (t.is(p, K::FunctionDefinition) || t.is(p, K::ClassDefinition) || t.is(p, K::Lambda)) return false;
       if (!t.is(p, K::IfStatement) || t.field(p, F::Condition) == cur) continue;
-      auto shape = cond_shape(t, p);
-      if (!shape || !t.is(shape->subject, K::Identifier)) continue;
-      std::string_view name = t.text(shape->subject);
-      const Binding* param = plain_param(f, name);
-      if (!param) continue;
-      ValueSet vs = call_value(f, name, *param, positional_index(f, name), c);
-      for (NodeId part : dead_parts(t, p, *shape, vs))
-        if (t.contains(part, node)) return true;
+      // the values this call gives a parameter that the condition tests
+      auto call_values = [&](const CondShape& shape) -> std::optional<ValueSet> {
+        if (!t.is(shape.subject, K::Identifier)) return std::nullopt;
+        std::string_view name = t.text(shape.subject);
+        const Binding* param = plain_param(f, name);
+        if (!param) return std::nullopt;
+        return call_value(f, name, *param, positional_index(f, name), c);
+      };
+      if (auto shape = cond_shape(t, p)) {
+        if (auto vs = call_values(*shape))
+          for (NodeId part : dead_parts(t, p, *shape, *vs))
+            if (t.contains(part, node)) return true;
+        continue;
+      }
+      // `if blocking and not queue_empty():` called with `blocking=False`: one false operand of
+      // an `and` rules out the body (never the else)
+      NodeId body = t.field(p, F::Consequence);
+      if (body == kNone || !t.contains(body, node)) continue;
+      std::vector<NodeId> todo{t.field(p, F::Condition)};
+      bool dead = false;
+      while (!todo.empty() && !dead) {
+        NodeId e = todo.back();
+        todo.pop_back();
+        while (e != kNone && t.is(e, K::ParenthesizedExpression)) e = t.first_named_child(e);
+        if (e == kNone) continue;
+        if (t.is(e, K::BooleanOperator) && t.operator_text(e) == "and") {
+          todo.push_back(t.field(e, F::Left));
+          todo.push_back(t.field(e, F::Right));
+          continue;
+        }
+        auto shape = shape_of(t, e);
+        if (!shape) continue;
+        auto vs = call_values(*shape);
+        if (!vs) continue;
+        for (NodeId part : dead_parts(t, p, *shape, *vs))
+          if (part == body) dead = true;
+      }
+      if (dead) return true;
     }
     return false;
   }
@@ -738,7 +768,9 @@ struct ProgramReach {
     bool negate = false;
   };
   static std::optional<CondShape> cond_shape(const Tree& t, NodeId if_stmt) {
-    NodeId cond = t.field(if_stmt, F::Condition);
+    return shape_of(t, t.field(if_stmt, F::Condition));
+  }
+  static std::optional<CondShape> shape_of(const Tree& t, NodeId cond) {
     while (cond != kNone && t.is(cond, K::ParenthesizedExpression)) cond = t.first_named_child(cond);
     if (cond == kNone) return std::nullopt;
     CondShape s;
