@@ -243,6 +243,9 @@ struct Module {
   std::unordered_map<NodeId, uint32_t> call_by_node; // call node -> index in calls
   std::unordered_map<NodeId, uint32_t> loop_by_node;
   bool has_main_guard = false;
+  // only defines things (imports, functions, classes, assignments; no main guard, no top-level
+  // loop, `with` or call): a library, which runs nothing when run as a script (reach.cpp)
+  bool defines_only = false;
   std::vector<NodeId> main_guards;  // top-level `if __name__ == "__main__":` statements
   bool has_module_exec = false;  // exec(...) at module level: module globals may be overwritten
   // Phase 4.

@@ -527,6 +527,7 @@ struct ProgramReach {
       }
     }
     s.library_like = library_like(m);
+    m.defines_only = s.library_like;
     return s;
   }
 

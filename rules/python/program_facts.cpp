@@ -40,6 +40,9 @@ Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p) {
 
 std::vector<const py::Program*> programs_entered_at(const py::ProgramModel& model, const py::Module& m) {
   std::vector<const py::Program*> out;
+  // a module that only defines things runs nothing as a script: a library nothing analysed
+  // imports is linted for its functions, and is no program to judge as a whole
+  if (m.defines_only) return out;
   for (uint32_t id : m.programs) {
     const py::Program& p = model.programs()[id];
     if (p.entry == &m) out.push_back(&p);
