@@ -46,7 +46,8 @@ void check_debug_api_left_on(RuleContext& ctx) {
       if (!training()) continue;
       py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "mode", 0);
       bool on = v.all([&](const py::Literal& l) { return v.is_truthy_literal(l); }, false);
-      if (!on) continue;
+      // behind its own switch (`if cfg.debug.detect_anomaly:`): turned on when asked, not left on
+      if (!on || under_diagnosis_switch(ctx.mod, c.node)) continue;
       ctx.report(c.node, "`torch.autograd.set_detect_anomaly(True)` is left on in a training program: every backward "
                          "pass that follows records and checks extra state, often several times slower");
       continue;
