@@ -26,23 +26,30 @@ Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p) {
     }
     return {};
   };
+  // An entry that only defines things (a library file nothing analysed imports) whose training
+  // loop is a class's method (a `Trainer.train`, a pipeline's `__call__`): a component its users'
+  // scripts, outside the analysis, build and run; no program to judge as a whole. A top-level
+  // `def train(...)` linted alone is still judged.
+  auto library_component = [&](const Anchor& a) {
+    if (!p.entry || !p.entry->defines_only || !a.call) return false;
+    for (const py::Function* f = a.call->fn; f; f = f->outer)
+      if (f->cls) return true;
+    return false;
+  };
   if (p.entry) {
     Anchor a = in_module(*p.entry);
-    if (a.call) return a;
+    if (a.call) return library_component(a) ? Anchor{} : a;
   }
   for (const py::Module* m : p.members) {
     if (m == p.entry) continue;
     Anchor a = in_module(*m);
-    if (a.call) return a;
+    if (a.call) return library_component(a) ? Anchor{} : a;
   }
   return {};
 }
 
 std::vector<const py::Program*> programs_entered_at(const py::ProgramModel& model, const py::Module& m) {
   std::vector<const py::Program*> out;
-  // a module that only defines things runs nothing as a script: a library nothing analysed
-  // imports is linted for its functions, and is no program to judge as a whole
-  if (m.defines_only) return out;
   for (uint32_t id : m.programs) {
     const py::Program& p = model.programs()[id];
     if (p.entry == &m) out.push_back(&p);

@@ -14,10 +14,11 @@ struct Anchor {
 
 // The step loop's `.backward()` of the program's entry script (docs/concepts.md "Where a finding
 // points"); when the entry script has none, the first one reached every step in the program.
+// None for an entry that only defines things (Module::defines_only) whose loop is a class's method:
+// a library component, no program.
 Anchor backward_anchor(const py::ProgramModel& model, const py::Program& p);
 
-// The programs whose entry script is `m` (program-level rules run once, at the entry); none for a
-// module that only defines things (Module::defines_only), which runs nothing as a script.
+// The programs whose entry script is `m` (program-level rules run once, at the entry).
 std::vector<const py::Program*> programs_entered_at(const py::ProgramModel& model, const py::Module& m);
 
 // Facts count only the code the program runs (docs/concepts.md "Program"): the top level of its members
