@@ -12,13 +12,39 @@ namespace {
 
 using py::TypeKind;
 
-// Is the value already on the host? `x = y.cpu()` / `.numpy()` / `.tolist()` / `.item()` (and
-// subscripts of such values).
+// `.to(torch.long)`, `.to(dtype=...)`: a cast that moves nothing.
+bool dtype_cast(const RuleContext& ctx, const py::Call& c) {
+  const auto& t = ctx.tree;
+  if (c.method != "to" || c.receiver == py::kNone || ctx.model.keyword_arg(ctx.mod, c, "device") != py::kNone) return false;
+  py::NodeId a = ctx.model.positional_arg(ctx.mod, c, 0);
+  if (a == py::kNone) return ctx.model.keyword_arg(ctx.mod, c, "dtype") != py::kNone;
+  if (ctx.model.positional_arg(ctx.mod, c, 1) != py::kNone || !t.is(a, py::K::Attribute)) return false;
+  std::string d = py::dotted_text(t, a);
+  return d.starts_with("torch.") && d != "torch.device";
+}
+
+// Is the value already on the host? `x = y.cpu()` / `.numpy()` / `.tolist()` / `.item()`, a
+// factory given no device, and what host-only arithmetic makes of such values: subscripts,
+// reductions and dtype casts (`m.cpu().sum(dim=1).to(torch.long)`), comparisons and arithmetic
+// with other host values or numbers, and the elements a loop takes from them (`for n in
+// lengths_cpu:`, `for a, b in zip(a_cpu, b_cpu):`).
 bool on_host(const RuleContext& ctx, py::NodeId e, int depth = 0) {
   const auto& t = ctx.tree;
-  if (e == py::kNone || depth > 4) return false;
+  if (e == py::kNone || depth > 12) return false;
   if (t.is(e, py::K::Subscript) || t.is(e, py::K::ParenthesizedExpression))
     return on_host(ctx, t.is(e, py::K::Subscript) ? t.field(e, py::F::Value) : t.first_named_child(e), depth + 1);
+  if (t.is(e, py::K::Integer) || t.is(e, py::K::Float) || t.is(e, py::K::True) || t.is(e, py::K::False)) return true;
+  if (t.is(e, py::K::UnaryOperator)) return on_host(ctx, t.field(e, py::F::Argument), depth + 1);
+  if (t.is(e, py::K::BinaryOperator) || t.is(e, py::K::ComparisonOperator)) {
+    auto kids = t.named_children(e);
+    if (kids.empty()) return false;
+    bool any_value = false;
+    for (py::NodeId k : kids) {
+      if (!on_host(ctx, k, depth + 1)) return false;
+      any_value |= !(t.is(k, py::K::Integer) || t.is(k, py::K::Float));
+    }
+    return any_value;
+  }
   if (t.is(e, py::K::Call)) {
     const py::Call* c = ctx.mod.call_at(e);
     if (!c) return false;
@@ -35,9 +61,12 @@ bool on_host(const RuleContext& ctx, py::NodeId e, int depth = 0) {
       py::NodeId dev = ctx.model.keyword_arg(ctx.mod, *c, "device");
       return dev == py::kNone || py::string_literal_value(t, dev).starts_with("cpu");
     }
-    if ((c->method == "detach" || c->method == "clone" || c->method == "float" || c->method == "long" ||
-         c->method == "int" || c->method == "squeeze" || c->method == "view" || c->method == "reshape") && c->receiver != py::kNone)
-      return on_host(ctx, c->receiver, depth + 1);
+    if (c->receiver == py::kNone) return false;
+    static const std::initializer_list<std::string_view> keeps = {
+        "detach", "clone", "float", "long", "int", "bool", "half", "double", "squeeze", "unsqueeze", "view",
+        "reshape", "flatten", "sum", "mean", "max", "min", "abs", "contiguous", "t"};
+    if (std::find(keeps.begin(), keeps.end(), c->method) != keeps.end()) return on_host(ctx, c->receiver, depth + 1);
+    if (dtype_cast(ctx, *c)) return on_host(ctx, c->receiver, depth + 1);
     return false;
   }
   if (!t.is(e, py::K::Identifier)) return false;
@@ -48,8 +77,28 @@ bool on_host(const RuleContext& ctx, py::NodeId e, int depth = 0) {
   const py::Scope* s = f ? &f->scope : &ctx.mod.scope;
   auto* bs = s->find_local(name);
   if (!bs || bs->empty()) return false;
-  for (auto& b : *bs)
+  // what a loop takes from host values: their elements, also through zip() and enumerate()
+  auto host_iterable = [&](py::NodeId it) {
+    if (on_host(ctx, it, depth + 1)) return true;
+    const py::Call* c = t.is(it, py::K::Call) ? ctx.mod.call_at(it) : nullptr;
+    if (!c || (c->qname != "builtins.zip" && c->qname != "builtins.enumerate")) return false;
+    py::NodeId args = t.field(it, py::F::Arguments);
+    if (args == py::kNone) return false;
+    auto kids = t.named_children(args);
+    if (kids.empty()) return false;
+    if (c->qname == "builtins.enumerate") return on_host(ctx, kids[0], depth + 1);
+    for (py::NodeId k : kids)
+      if (t.is(k, py::K::KeywordArgument)) continue;  // strict=True
+      else if (!on_host(ctx, k, depth + 1)) return false;
+    return true;
+  };
+  for (auto& b : *bs) {
+    if (b.kind == py::Binding::Kind::ForTarget) {
+      if (!host_iterable(b.value)) return false;
+      continue;
+    }
     if (b.kind != py::Binding::Kind::Assign || !b.whole || !on_host(ctx, b.value, depth + 1)) return false;
+  }
   return true;
 }
 
@@ -230,7 +279,7 @@ bool light_statement(const RuleContext& ctx, py::NodeId stmt) {
     if (q.starts_with("torch.")) continue;
     if (c->receiver == py::kNone) return false;  // a call of a name: a model, a loss, a helper
     if (c->method == "backward" || c->method == "step" || c->method == "forward" || c->method == "generate" ||
-        c->method == "zero_grad" || c->method == "to" || c->method == "cuda")
+        c->method == "zero_grad" || c->method == "cuda" || (c->method == "to" && !dtype_cast(ctx, *c)))
       return false;
   }
   return true;
