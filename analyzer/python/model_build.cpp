@@ -944,13 +944,41 @@ struct ModelBuilder {
       }
   }
 
-  // Names that vary inside function f when it runs once per step.
+  // Names that vary inside function f when it runs once per step: what it assigns, its class's
+  // attributes set outside `__init__`, and the module globals that the functions it calls (two
+  // calls deep) assign under a `global` statement (`if _STATE is None: initialize()`, where
+  // `initialize` sets `_STATE` through a setter: the branch runs once, on the first call).
   static void function_varying(const Function& f, std::unordered_set<std::string>& out) {
     if (f.body != kNone) collect_assigned_names(f.mod->tree, f.body, out);
     const Function* g = &f;
     while (g && !g->cls) g = g->outer;
     if (g && g->cls)
       for (auto& a : g->cls->attrs_mutated_outside_init) out.insert("self." + std::string(a));
+    globals_set_by_callees(f, out, 0);
+  }
+  static void globals_set_by_callees(const Function& f, std::unordered_set<std::string>& out, int depth) {
+    if (depth >= 2) return;
+    for (uint32_t ci : f.calls) {
+      const Function* callee = f.mod->calls[ci].target;
+      if (!callee || callee == &f || callee->body == kNone) continue;
+      const Tree& t = callee->mod->tree;
+      std::unordered_set<std::string> assigned;
+      bool any_global = false;
+      for (NodeId n = callee->body, end = t[callee->body].subtree_end; n < end; ++n)
+        if (t.is(n, K::GlobalStatement)) {
+          any_global = true;
+          break;
+        }
+      if (any_global) {
+        collect_assigned_names(t, callee->body, assigned);
+        for (NodeId n = callee->body, end = t[callee->body].subtree_end; n < end; ++n)
+          if (t.is(n, K::GlobalStatement))
+            for (NodeId id : t.named_child_range(n))
+              if (t.is(id, K::Identifier) && assigned.count(std::string(t.text(id))))
+                out.insert(std::string(t.text(id)));
+      }
+      globals_set_by_callees(*callee, out, depth + 1);
+    }
   }
 
   // Adds `c` to the ways in of `r`; true when it is new.
