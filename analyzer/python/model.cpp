@@ -216,31 +216,20 @@ Module* ProgramModel::module_for(std::string_view qname, std::string* rest, cons
     if (it != by_dotted_.end() && !it->second.empty()) {
       // A name that starts inside a package (`tensordict` for pkg/data/tensordict.py) is not the
       // module's name to an importer elsewhere: `from tensordict import X` there is the
-      // installed package.
+      // installed package. None importable: a shorter prefix may name one.
       const size_t parts = static_cast<size_t>(std::count(q.begin(), q.end(), '.')) + 1;
       auto importable = [&](const Module* cand) {
         if (!from || parts > 8 || !(cand->inner_names >> (parts - 1) & 1)) return true;
         return name_start_folder(*cand, parts) == name_start_folder(*from, 1);
       };
-      Module* only = nullptr;
-      size_t n_importable = 0;
-      for (Module* cand : it->second)
-        if (importable(cand)) {
-          if (!only) only = cand;
-          ++n_importable;
-        }
-      if (n_importable == 0) {
-        auto p = q.rfind('.');
-        if (p == std::string::npos) break;
-        q.resize(p);
-        continue;
-      }
-      if (rest) *rest = qname.size() > q.size() ? std::string(qname.substr(q.size() + 1)) : std::string();
-      if (!from || n_importable == 1) return only;
       Module* best = nullptr;
       size_t best_common = 0;
       for (Module* cand : it->second) {
         if (!importable(cand)) continue;
+        if (!from) {
+          best = cand;
+          break;
+        }
         size_t common = 0, lim = std::min(cand->key.size(), from->key.size());
         while (common < lim && cand->key[common] == from->key[common]) ++common;
         // count only whole folders
@@ -250,7 +239,10 @@ Module* ProgramModel::module_for(std::string_view qname, std::string* rest, cons
           best_common = common;
         }
       }
-      return best;
+      if (best) {
+        if (rest) *rest = qname.size() > q.size() ? std::string(qname.substr(q.size() + 1)) : std::string();
+        return best;
+      }
     }
     auto p = q.rfind('.');
     if (p == std::string::npos) break;

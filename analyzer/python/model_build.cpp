@@ -962,20 +962,16 @@ struct ModelBuilder {
       const Function* callee = f.mod->calls[ci].target;
       if (!callee || callee == &f || callee->body == kNone) continue;
       const Tree& t = callee->mod->tree;
-      std::unordered_set<std::string> assigned;
-      bool any_global = false;
+      std::vector<std::string_view> declared;  // names of its `global` statements
       for (NodeId n = callee->body, end = t[callee->body].subtree_end; n < end; ++n)
-        if (t.is(n, K::GlobalStatement)) {
-          any_global = true;
-          break;
-        }
-      if (any_global) {
+        if (t.is(n, K::GlobalStatement))
+          for (NodeId id : t.named_child_range(n))
+            if (t.is(id, K::Identifier)) declared.push_back(t.text(id));
+      if (!declared.empty()) {
+        std::unordered_set<std::string> assigned;
         collect_assigned_names(t, callee->body, assigned);
-        for (NodeId n = callee->body, end = t[callee->body].subtree_end; n < end; ++n)
-          if (t.is(n, K::GlobalStatement))
-            for (NodeId id : t.named_child_range(n))
-              if (t.is(id, K::Identifier) && assigned.count(std::string(t.text(id))))
-                out.insert(std::string(t.text(id)));
+        for (std::string_view d : declared)
+          if (assigned.count(std::string(d))) out.insert(std::string(d));
       }
       globals_set_by_callees(*callee, out, depth + 1);
     }

@@ -213,7 +213,7 @@ struct ProgramReach {
         // class's methods.
         if (pp != kNone && t.is(pp, K::Assignment) && t.field(pp, F::Right) == target) {
           NodeId left = t.field(pp, F::Left);
-          if (left != kNone && t.is(left, K::Identifier) && !m.enclosing_function(n)) {
+          if (left != kNone && t.is(left, K::Identifier)) {
             NodeId st = t.parent(pp);
             NodeId block = st == kNone ? kNone : t.parent(st);
             if (block != kNone && t.is(block, K::Module)) continue;
