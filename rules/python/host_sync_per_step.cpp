@@ -1,6 +1,7 @@
 // TL105 host-sync-per-step: a call that blocks the host until the GPU finishes runs every step in
 // a program training on an accelerator. One finding per statement.
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -259,12 +260,76 @@ bool decodes_every_step(const RuleContext& ctx, const py::StepContext& sc) {
   return false;
 }
 
-// Does `stmt` queue little or nothing on the GPU: no call of the program's own code or of a
-// model (`model(x)`, `self.compute_loss(...)`), no backward or optimizer step, no functional
-// layer; only Python's builtins, methods of host containers and strings, and tensor methods and
-// `torch.*` functions (`.mean()`, `.argmax(1)`, `torch.stack(...)`, a metrics gather), whose
-// kernels are small next to a step's?
-bool light_statement(const RuleContext& ctx, py::NodeId stmt) {
+// `.to(torch.long)` in module `m`, for code outside the rule's own module.
+bool dtype_cast_in(const py::ProgramModel& model, const py::Module& m, const py::Call& c) {
+  const auto& t = m.tree;
+  if (c.method != "to" || c.receiver == py::kNone || model.keyword_arg(m, c, "device") != py::kNone) return false;
+  py::NodeId a = model.positional_arg(m, c, 0);
+  if (a == py::kNone) return model.keyword_arg(m, c, "dtype") != py::kNone;
+  if (model.positional_arg(m, c, 1) != py::kNone || !t.is(a, py::K::Attribute)) return false;
+  std::string d = py::dotted_text(t, a);
+  return d.starts_with("torch.") && d != "torch.device";
+}
+
+using LightMemo = std::unordered_map<const void*, bool>;
+bool light_call(const py::ProgramModel& model, const py::Module& m, const py::Call& c, int depth, LightMemo& memo);
+
+// A function of the program that queues little or nothing on the GPU: every call it makes is
+// light (a running meter's `add`, a progress bar's update, a dict of floats built for a logger),
+// a few calls deep. One that steps, runs backward or holds a step loop is not.
+bool light_function(const py::ProgramModel& model, const py::Function& f, int depth, LightMemo& memo) {
+  if (depth > 3 || f.reaches_backward || f.reaches_opt_step || f.reaches_step_loop) return false;
+  if (auto it = memo.find(&f); it != memo.end()) return it->second;
+  memo[&f] = false;  // a recursive call is not light
+  bool light = true;
+  for (uint32_t ci : f.calls)
+    if (!light_call(model, *f.mod, f.mod->calls[ci], depth + 1, memo)) {
+      light = false;
+      break;
+    }
+  return memo[&f] = light;
+}
+
+// A plain class of the program (no base but `object` or other such classes) whose `__init__` is
+// light: building it queues nothing (`AverageMeter()`), unlike building a model.
+bool light_class(const py::ProgramModel& model, const py::Class& k, int depth, LightMemo& memo) {
+  if (depth > 3) return false;
+  if (auto it = memo.find(&k); it != memo.end()) return it->second;
+  memo[&k] = false;
+  bool light = k.local_bases.size() == k.bases.size();
+  for (const std::string& b : k.bases) light = light || b == "builtins.object";
+  for (const py::Class* b : k.local_bases) light = light && light_class(model, *b, depth + 1, memo);
+  if (light)
+    if (auto it = k.methods.find("__init__"); it != k.methods.end())
+      light = light_function(model, *it->second, depth + 1, memo);
+  return memo[&k] = light;
+}
+
+// Does a call queue little on the GPU: Python's builtins, methods of host containers and
+// strings, tensor methods and `torch.*` functions (`.mean()`, `.argmax(1)`, `torch.stack(...)`,
+// a metrics gather) whose kernels are small next to a step's, and the program's own light
+// functions and plain classes? Not a model or a loss called by name, a backward or optimizer step,
+// a functional layer, a copy to the device.
+bool light_call(const py::ProgramModel& model, const py::Module& m, const py::Call& c, int depth, LightMemo& memo) {
+  if (c.target) return light_function(model, *c.target, depth, memo);
+  if (c.target_class) return light_class(model, *c.target_class, depth, memo);
+  std::string_view q = c.qname;
+  if (q.starts_with("builtins.")) return true;
+  if (q.starts_with("torch.distributed.")) {  // the process group's queries, not a collective
+    std::string_view f = py::last_component(q);
+    return f == "get_rank" || f == "get_world_size" || f == "is_initialized" || f == "is_available" ||
+           f == "get_backend" || f == "get_local_rank";
+  }
+  if (q.starts_with("torch.nn") || q.starts_with("torch.autograd") || q.starts_with("torch.distributed")) return false;
+  if (q.starts_with("torch.")) return true;
+  if (c.receiver == py::kNone) return false;  // a call of a name: a model, a loss, a helper
+  return !(c.method == "backward" || c.method == "step" || c.method == "forward" || c.method == "generate" ||
+           c.method == "zero_grad" || c.method == "cuda" || (c.method == "to" && !dtype_cast_in(model, m, c)));
+}
+
+// Does `stmt` queue little or nothing on the GPU: no loop or function defined in it, and only
+// light calls (light_call)?
+bool light_statement(const RuleContext& ctx, py::NodeId stmt, LightMemo& memo) {
   const auto& t = ctx.tree;
   for (py::NodeId n = stmt, end = t[stmt].subtree_end; n < end; ++n) {
     if (t.is(n, py::K::Lambda) || t.is(n, py::K::FunctionDefinition) || t.is(n, py::K::ClassDefinition) ||
@@ -272,15 +337,7 @@ bool light_statement(const RuleContext& ctx, py::NodeId stmt) {
       return false;
     if (!t.is(n, py::K::Call)) continue;
     const py::Call* c = ctx.mod.call_at(n);
-    if (!c || c->target || c->target_class) return false;
-    std::string_view q = c->qname;
-    if (q.starts_with("builtins.")) continue;
-    if (q.starts_with("torch.nn") || q.starts_with("torch.autograd") || q.starts_with("torch.distributed")) return false;
-    if (q.starts_with("torch.")) continue;
-    if (c->receiver == py::kNone) return false;  // a call of a name: a model, a loss, a helper
-    if (c->method == "backward" || c->method == "step" || c->method == "forward" || c->method == "generate" ||
-        c->method == "zero_grad" || c->method == "cuda" || (c->method == "to" && !dtype_cast(ctx, *c)))
-      return false;
+    if (!c || !light_call(ctx.model, ctx.mod, *c, 0, memo)) return false;
   }
   return true;
 }
@@ -366,26 +423,61 @@ void check_host_sync_per_step(RuleContext& ctx) {
   std::vector<size_t> leader(sites.size());
   std::vector<std::vector<size_t>> followers(sites.size());
   std::unordered_map<py::NodeId, bool> light;
+  LightMemo memo;
   auto is_light = [&](py::NodeId st) {
     auto it = light.find(st);
-    if (it == light.end()) it = light.emplace(st, light_statement(ctx, st)).first;
+    if (it == light.end()) it = light.emplace(st, light_statement(ctx, st, memo)).first;
     return it->second;
+  };
+  // the latest site at `p` or inside it (a light `if` holding a read)
+  auto last_site_in = [&](py::NodeId p) -> std::optional<size_t> {
+    if (auto it = site_of_stmt.find(p); it != site_of_stmt.end()) return it->second;
+    std::optional<size_t> last;
+    for (size_t k = 0; k < sites.size(); ++k)
+      if (sites[k].stmt > p && sites[k].stmt < t[p].subtree_end) last = k;
+    return last;
+  };
+  // the `if` statement whose block (or `elif`/`else` block) `block` is, when all its conditions
+  // are light; kNone otherwise (a loop, a `with`, a `try`: not climbed out of)
+  auto light_if_of = [&](py::NodeId block) -> py::NodeId {
+    py::NodeId owner = t.parent(block);
+    if (owner == py::kNone) return py::kNone;
+    py::NodeId ifs = t.is(owner, py::K::IfStatement) ? owner
+                     : (t.is(owner, py::K::ElseClause) || t.is(owner, py::K::ElifClause)) ? t.parent(owner)
+                                                                                            : py::kNone;
+    if (ifs == py::kNone || !t.is(ifs, py::K::IfStatement)) return py::kNone;
+    if (!light_statement(ctx, t.field(ifs, py::F::Condition), memo)) return py::kNone;
+    for (py::NodeId k : t.named_child_range(ifs))
+      if (t.is(k, py::K::ElifClause) && !light_statement(ctx, t.field(k, py::F::Condition), memo)) return py::kNone;
+    return ifs;
   };
   for (size_t i = 0; i < sites.size(); ++i) {
     leader[i] = i;
     if (!is_light(sites[i].stmt)) continue;
-    py::NodeId block = t.parent(sites[i].stmt);
-    if (block == py::kNone) continue;
-    std::vector<py::NodeId> stmts = t.named_children(block);  // comments left out
-    auto at = std::find(stmts.begin(), stmts.end(), sites[i].stmt);
-    while (at != stmts.begin()) {
-      py::NodeId p = *--at;
-      if (!is_light(p)) break;
-      if (auto it = site_of_stmt.find(p); it != site_of_stmt.end()) {
-        leader[i] = leader[it->second];
-        followers[leader[i]].push_back(i);
-        break;
+    // walk back through the block, and out of enclosing light `if`s into the blocks around them
+    py::NodeId cur = sites[i].stmt;
+    bool done = false;
+    for (int hops = 0; hops < 4 && !done; ++hops) {
+      py::NodeId block = t.parent(cur);
+      if (block == py::kNone || !t.is(block, py::K::Block)) break;
+      std::vector<py::NodeId> stmts = t.named_children(block);  // comments left out
+      auto at = std::find(stmts.begin(), stmts.end(), cur);
+      while (at != stmts.begin()) {
+        py::NodeId p = *--at;
+        if (!is_light(p)) {
+          done = true;
+          break;
+        }
+        if (auto k = last_site_in(p)) {
+          leader[i] = leader[*k];
+          followers[leader[i]].push_back(i);
+          done = true;
+          break;
+        }
       }
+      if (done) break;
+      cur = light_if_of(block);
+      if (cur == py::kNone) break;
     }
   }
   for (size_t i = 0; i < sites.size(); ++i) {
