@@ -2,11 +2,13 @@
 // happen: not a load that only runs when CUDA is available, of NumPy content, of what the same
 // code wrote a moment before in this process (a BytesIO round trip, save-best-then-reload, a test
 // reading back the checkpoint it wrote), of a dataset's own data files, or of a file whose writer
-// in the same code stores only host values.
+// in the same code stores only host values, or of a checkpoint loaded by code that places its model
+// on CUDA unconditionally in a program with one process.
 #include <algorithm>
 
 #include "rules/python/common.h"
 #include "rules/python/fix_edits.h"
+#include "rules/python/program_facts.h"
 #include "rules/python/rules.h"
 
 namespace tl::rules {
@@ -214,6 +216,10 @@ bool host_value(const py::ProgramModel& pm, const py::Module& m, NodeId e, const
       if (c->receiver != kNone && (c->method == "cpu" || c->method == "tolist" || c->method == "item" ||
                                    c->method == "numpy" || c->method == "get_state" || c->method == "getstate"))
         return true;
+      // a learning-rate scheduler's state: counters, rates and its settings
+      if (c->receiver != kNone && c->method == "state_dict" &&
+          py::icontains(py::last_component(py::dotted_text(t, c->receiver)), "sched"))
+        return true;
       return qname_in(c->qname, {"builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.len",
                                  "builtins.round", "torch.get_rng_state", "torch.random.get_rng_state",
                                  "torch.cuda.get_rng_state", "torch.cuda.get_rng_state_all",
@@ -265,19 +271,30 @@ std::vector<std::string> file_names_in(const py::Module& m, NodeId n) {
 }
 
 // The code that writes what this load reads stores no device tensor: every `torch.save` of the
-// loading class (its own save and load pair: a scheduler's counters, a tracker's statistics), or
+// loading class (its own save and load pair: a scheduler's counters, a tracker's statistics; of a
+// class with a pair per part, `save_lr_scheduler` for `load_lr_scheduler`), or
 // of the module under the same file name (`torch.save(feats.cpu(), join(d, "trainfeat.pth"))`),
 // saves host values, and there is at least one.
 bool saved_from_host(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
   const py::Class* cls = nullptr;
   for (const py::Function* f = load.fn; f && !cls; f = f->outer) cls = f->cls;
   std::vector<std::string> names = file_names_in(m, file_arg(pm, m, load, 0));
+  // a class with a pair per part (`save_lr_scheduler` and `load_lr_scheduler`): the load's partner
+  auto part = [](const py::Function* f, std::string_view verb) -> std::string_view {
+    if (!f || !f->name.starts_with(verb) || f->name.size() == verb.size()) return {};
+    return f->name.substr(verb.size());
+  };
+  std::string_view load_part = part(load.fn, "load");
+  bool partner_found = false;
+  if (cls && !load_part.empty())
+    for (auto& c : m.calls)
+      if (is_save(c) && c.fn && c.fn->cls == cls && part(c.fn, "save") == load_part) partner_found = true;
   size_t matched = 0;
   for (auto& c : m.calls) {
     if (!is_save(c)) continue;
     const py::Class* save_cls = nullptr;
     for (const py::Function* f = c.fn; f && !save_cls; f = f->outer) save_cls = f->cls;
-    bool same = cls && save_cls == cls;
+    bool same = cls && save_cls == cls && (!partner_found || (c.fn->cls == cls && part(c.fn, "save") == load_part));
     if (!same && !names.empty())
       for (auto& n : file_names_in(m, file_arg(pm, m, c, 1)))
         if (std::find(names.begin(), names.end(), n) != names.end()) same = true;
@@ -288,6 +305,85 @@ bool saved_from_host(const py::ProgramModel& pm, const py::Module& m, const py::
     ++matched;
   }
   return matched > 0;
+}
+
+}  // namespace
+
+namespace {
+
+// `.cuda()`, `.cuda(0)`, `.to("cuda")`, `.to("cuda:0")`: a placement that needs a GPU.
+bool places_on_cuda(const py::Module& m, const py::Call& c, const py::ProgramModel& pm) {
+  const auto& t = m.tree;
+  if (c.receiver == kNone) return false;
+  if (c.method == "cuda") {
+    NodeId a = pm.positional_arg(m, c, 0);
+    return a == kNone || t.is(a, K::Integer);
+  }
+  if (c.method != "to") return false;
+  NodeId a = pm.positional_arg(m, c, 0);
+  if (a == kNone || !t.is(a, K::String)) return false;
+  std::string_view s = t.text(a);
+  return s == "\"cuda\"" || s == "'cuda'" || s.starts_with("\"cuda:") || s.starts_with("'cuda:");
+}
+
+// Code that cannot run without a GPU and is not distributed: a statement that runs whenever the
+// load runs (in the load's block or a block around it, in the same function), places
+// something on CUDA (`model = Net().cuda()`, `self.net = Net().float().cuda().eval()`), and
+// neither the module nor any program it runs in starts processes (a process group, DDP, a launcher). The script
+// never runs on a CPU-only machine, and a checkpoint saved on its GPU loads onto that GPU, where
+// its model is. (With several processes, each would load onto the saving rank's GPU: still
+// reported.)
+bool cuda_only_single_process(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
+  const auto& t = m.tree;
+  // the blocks that run whenever the load runs: its own and those around it, up to its scope
+  std::vector<NodeId> blocks;
+  for (NodeId x = t.parent(py::ProgramModel::statement_of(t, load.node)); x != kNone; x = t.parent(x)) {
+    if (t.is(x, K::Block) || t.is(x, K::Module)) blocks.push_back(x);
+    if (t.is(x, K::FunctionDefinition) || t.is(x, K::ClassDefinition) || t.is(x, K::Lambda)) break;
+  }
+  bool places = false;
+  for (const py::Call& c : m.calls) {
+    if (c.fn != load.fn || !places_on_cuda(m, c, pm)) continue;
+    NodeId stmt = py::ProgramModel::statement_of(t, c.node);
+    // in one of those blocks, not under an `if`, a loop, a `try` or a `with` of its own
+    if (std::find(blocks.begin(), blocks.end(), t.parent(stmt)) == blocks.end()) continue;
+    // after the load: only when no return, raise or loop exit lies between (`if args.load: return`)
+    if (stmt > load.node) {
+      bool exits = false;
+      for (NodeId x = load.node; x < stmt && !exits; ++x)
+        exits = t.is(x, K::ReturnStatement) || t.is(x, K::RaiseStatement) || t.is(x, K::BreakStatement) ||
+                t.is(x, K::ContinueStatement);
+      if (exits) continue;
+    }
+    bool plain = true;  // not inside a lambda, a conditional expression or a boolean operator
+    for (NodeId x = t.parent(c.node); x != kNone && x != stmt; x = t.parent(x))
+      if (t.is(x, K::Lambda) || t.is(x, K::ConditionalExpression) || t.is(x, K::BooleanOperator)) plain = false;
+    if (plain) {
+      places = true;
+      break;
+    }
+  }
+  if (!places) return false;
+  // torch.distributed (beyond asking whether it is there), a DDP wrapper, a launcher: code the
+  // program runs (only importing a library that can run distributed does not count)
+  auto starts_processes = [](const py::Module&, const py::Call& c) {
+    std::string_view q = c.qname;
+    if (q.starts_with("torch.distributed.") && q != "torch.distributed.is_available" &&
+        q != "torch.distributed.is_initialized")
+      return true;  // a collective, a process group, a rank
+    for (std::string_view pre : {"torch.distributed.init_process_group", "torch.nn.parallel.DistributedDataParallel",
+                                 "torch.nn.parallel.distributed.DistributedDataParallel", "torch.multiprocessing.spawn",
+                                 "torch.multiprocessing.start_processes", "deepspeed.initialize",
+                                 "deepspeed.init_distributed", "accelerate.Accelerator", "horovod.torch.init",
+                                 "colossalai.launch", "torch.distributed.fsdp.FullyShardedDataParallel"})
+      if (q.starts_with(pre)) return true;
+    return false;
+  };
+  for (const py::Call& c : m.calls)
+    if (starts_processes(m, c)) return false;
+  for (uint32_t id : m.programs)
+    if (any_call(pm, pm.programs()[id], starts_processes)) return false;
+  return true;
 }
 
 }  // namespace
@@ -303,6 +399,7 @@ void check_torch_load_no_map_location(RuleContext& ctx) {
     if (written_by_this_process(ctx.model, ctx.mod, c)) continue;
     if (in_dataset_class(c)) continue;
     if (saved_from_host(ctx.model, ctx.mod, c)) continue;
+    if (cuda_only_single_process(ctx.model, ctx.mod, c)) continue;
     Finding& f = ctx.report(c.node, "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load on a "
                        "CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`");
     // Unsafe: the loaded tensors then live on the CPU, which code using them directly may not expect.
