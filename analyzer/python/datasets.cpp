@@ -316,6 +316,18 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
   Function* g = c.find_method("__getitem__");
   if (!g || g->body == kNone) return DS::Unknown;
   const Tree& gt = g->mod->tree;
+  // a placement on the accelerator in a value: `.cuda()`, `.to(device)`, `torch.zeros(..., device="cuda")`
+  auto places = [&](const Module& vm, NodeId v) {
+    const Tree& vt = vm.tree;
+    for (NodeId x = v; x != kNone && x < vt[v].subtree_end; ++x)
+      if (vt.is(x, K::Call))
+        if (const Call* vc = vm.call_at(x); vc && initialises_cuda(vm, *vc) && !vc->qname.starts_with("torch.cuda."))
+          return true;
+    return false;
+  };
+  for (uint32_t ci : g->calls)
+    if (places(*g->mod, g->mod->calls[ci].node)) return DS::OnDevice;  // `return self.data[i].cuda()`
+  bool on_device = false;
   for (NodeId n = g->body; n < gt[g->body].subtree_end; ++n) {
     K k = gt.kind(n);
     if (k == K::Call) {
@@ -331,10 +343,13 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       const Class* owner = &c;
       auto it = owner->attr_values.find(a);
       if (it == owner->attr_values.end() || owner->attrs_mutated_outside_init.count(a)) return DS::Unknown;
-      for (NodeId v : it->second)
+      for (NodeId v : it->second) {
         if (lazy_storage(m, v)) return DS::Unknown;
+        on_device = on_device || places(m, v);
+      }
     }
   }
+  if (on_device) return DS::OnDevice;
   // A sample made of attributes and the index alone (`{"prompt": self.prompt, "index": index}`,
   // the prompts of a generation pass) is in memory too: there is nothing to load.
   return DS::InMemory;

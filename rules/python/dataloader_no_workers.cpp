@@ -19,7 +19,9 @@ void check_dataloader_no_workers(RuleContext& ctx) {
     py::NodeId ds = ctx.model.loader_dataset(ctx.mod, c);
     using DS = py::ProgramModel::DatasetStorage;
     DS storage = ds != py::kNone ? ctx.model.dataset_storage(ctx.mod, ds) : DS::Unknown;
-    if (storage == DS::InMemory || storage == DS::LiveState || storage == DS::Tokens || storage == DS::Indices) continue;
+    if (storage == DS::InMemory || storage == DS::LiveState || storage == DS::Tokens || storage == DS::Indices ||
+        storage == DS::OnDevice)
+      continue;
     bool missing = v.values.empty();
     std::string msg = std::string(missing ? "DataLoader has no `num_workers`" : "DataLoader has `num_workers=0`") +
                       (trains_on_accelerator(ctx)
