@@ -328,6 +328,7 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
   for (uint32_t ci : g->calls)
     if (places(*g->mod, g->mod->calls[ci].node)) return DS::OnDevice;  // `return self.data[i].cuda()`
   bool on_device = false;
+  std::vector<std::string_view> read_attrs;  // the self.X __getitem__ reads
   for (NodeId n = g->body; n < gt[g->body].subtree_end; ++n) {
     K k = gt.kind(n);
     if (k == K::Call) {
@@ -341,6 +342,7 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       if (a.empty()) continue;
       if (c.methods.count(a)) return DS::Unknown;  // a method of its own (a transform, a loader)
       const Class* owner = &c;
+      read_attrs.push_back(a);
       auto it = owner->attr_values.find(a);
       if (it == owner->attr_values.end() || owner->attrs_mutated_outside_init.count(a)) return DS::Unknown;
       for (NodeId v : it->second) {
@@ -350,6 +352,40 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
     }
   }
   if (on_device) return DS::OnDevice;
+  // no call at all, and every attribute read holds a string or a number: a prompt and its index
+  if (g->calls.empty() && !read_attrs.empty()) {
+    Function* init = c.find_method("__init__");
+    auto host = [&](const Module& vm, NodeId v) {
+      const Tree& vt = vm.tree;
+      if (v == kNone) return false;
+      if (vt.is(v, K::String) || vt.is(v, K::ConcatenatedString)) return true;
+      return eval(vm, v).all([](const Literal&) { return true; }, /*absent_ok=*/false);
+    };
+    bool all_host = true;
+    for (std::string_view a : read_attrs) {
+      auto it = c.attr_values.find(a);
+      if (it == c.attr_values.end()) return DS::InMemory;
+      for (NodeId v : it->second) {
+        if (host(m, v)) continue;
+        // `self.prompt = prompt`: what every caller of __init__ passes for the parameter
+        size_t idx = 0;
+        if (init && t.is(v, K::Identifier))
+          while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
+        if (!init || !t.is(v, K::Identifier) || idx == 0 || idx == init->params.size() || callers_of(init).empty()) {
+          all_host = false;
+          break;
+        }
+        for (const Call* caller : callers_of(init)) {
+          NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
+          if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
+          if (!host(*caller->mod, arg)) all_host = false;
+        }
+        if (!all_host) break;
+      }
+      if (!all_host) break;
+    }
+    if (all_host) return DS::HostValues;
+  }
   // A sample made of attributes and the index alone (`{"prompt": self.prompt, "index": index}`,
   // the prompts of a generation pass) is in memory too: there is nothing to load.
   return DS::InMemory;

@@ -488,6 +488,8 @@ class ProgramModel {
                 // row of token ids read from memory, a batch a few KB
     Indices,    // indices in memory (`range(n)`, `torch.randperm(n)`, `mask.nonzero().view(-1)`): a
                 // batch is a few integers, and the step gathers the features itself
+    HostValues, // samples of strings and numbers kept by the dataset, with the index (a prompt to
+                // generate images from and its number): nothing to load, and no tensor to pin
     OnDevice,   // samples already on the accelerator: __getitem__ moves them there (`x.cuda()`), or
                 // indexes tensors __init__ placed there; workers cannot hand CUDA tensors over from
                 // forked processes, and pinning them raises

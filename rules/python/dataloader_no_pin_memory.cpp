@@ -43,12 +43,13 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
     // module one imports (a library's demo or test fixture no entry script runs)
     if (!ctx.model.runs_in_accelerator_program(ctx.mod, c.node)) continue;
     // rows of token ids tokenized ahead, or indices whose features the step gathers itself: a
-    // batch is a few KB, and pinning it saves microseconds; samples already on the accelerator
-    // cannot be pinned at all
+    // batch is a few KB, and pinning it saves microseconds; samples of strings and numbers hold no
+    // tensor to pin, and samples already on the accelerator cannot be pinned at all
     py::NodeId ds = ctx.model.loader_dataset(ctx.mod, c);
     using DS = py::ProgramModel::DatasetStorage;
     if (ds != py::kNone)
-      if (DS s = ctx.model.dataset_storage(ctx.mod, ds); s == DS::Tokens || s == DS::Indices || s == DS::OnDevice)
+      if (DS s = ctx.model.dataset_storage(ctx.mod, ds); s == DS::Tokens || s == DS::Indices || s == DS::OnDevice ||
+                                s == DS::HostValues)
         continue;
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);
     bool all_false = v.all([&](const py::Literal& l) { return !v.is_truthy_literal(l); }, /*absent_ok=*/true);

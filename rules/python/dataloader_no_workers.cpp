@@ -20,7 +20,7 @@ void check_dataloader_no_workers(RuleContext& ctx) {
     using DS = py::ProgramModel::DatasetStorage;
     DS storage = ds != py::kNone ? ctx.model.dataset_storage(ctx.mod, ds) : DS::Unknown;
     if (storage == DS::InMemory || storage == DS::LiveState || storage == DS::Tokens || storage == DS::Indices ||
-        storage == DS::OnDevice)
+        storage == DS::OnDevice || storage == DS::HostValues)
       continue;
     bool missing = v.values.empty();
     std::string msg = std::string(missing ? "DataLoader has no `num_workers`" : "DataLoader has `num_workers=0`") +
