@@ -237,23 +237,57 @@ bool collects_output(const RuleContext& ctx, const py::Call& c, const py::StepCo
   return into && into->receiver != py::kNone && (into->method == "append" || into->method == "extend");
 }
 
-// Does every iteration of the step call `.generate(...)` (a language model's decoding loop),
-// in the loop or in a function it calls? Decoding already waits for the device once per
-// generated token (the stopping test reads the sequences), so a read of its output, or of
-// anything else, in the same iteration adds no wait of its own.
+// Does every iteration of the step call `.generate(...)` (a language model's decoding loop), or
+// a diffusers pipeline for its images, in the loop or in a function it calls? Decoding already
+// waits for the device once per generated token (the stopping test reads the sequences), and a
+// pipeline hands back host images, so a read of its output, or of anything else, in the same
+// iteration adds no wait of its own.
 bool decodes_every_step(const RuleContext& ctx, const py::StepContext& sc) {
   if (!sc.loop_mod || sc.loop_node == py::kNone) return false;
   const py::Module& lm = *sc.loop_mod;
   const py::Loop* L = ctx.model.loop_of(lm, sc.loop_node);
   if (!L) return false;
-  auto generates = [](const py::Call& c) { return c.receiver != py::kNone && c.method == "generate"; };
+  // `.generate(...)`, or a diffusers pipeline called for its images (`pipe(prompt).images`): its
+  // output comes back as PIL images, copied to the host after the last denoising step
+  auto generates = [&](const py::Module& gm, const py::Call& c) {
+    if (c.receiver != py::kNone && c.method == "generate") return true;
+    if (c.callee == py::kNone || c.receiver != py::kNone) return false;
+    const auto& t = gm.tree;
+    py::NodeId up = t.parent(c.node);
+    if (up == py::kNone || !t.is(up, py::K::Attribute) || t.text(t.field(up, py::F::Attribute)) != "images") return false;
+    if (py::NodeId ot = ctx.model.keyword_arg(gm, c, "output_type"); ot != py::kNone) {
+      std::string v = py::string_literal_value(t, ot);
+      if (v != "pil" && v != "np") return false;
+    }
+    // made by diffusers (`DiffusionPipeline.from_pretrained(...)`), or, inside diffusers' own
+    // tree, an instance of one of its pipeline classes
+    for (auto& o : ctx.model.origins(gm, c.callee))
+      if (o.starts_with("diffusers.") || (o.starts_with("class:") && o.ends_with("Pipeline"))) return true;
+    // a name every assignment of which makes a pipeline
+    auto makes_pipeline = [&](py::NodeId v) {
+      if (v == py::kNone || !t.is(v, py::K::Call)) return false;
+      const py::Call* made = gm.call_at(v);
+      if (!made || made->callee == py::kNone) return false;
+      std::string d = py::dotted_text(t, made->callee);
+      return made->qname.starts_with("diffusers.") || d.ends_with("Pipeline.from_pretrained") ||
+             d.ends_with("Pipeline.from_single_file");
+    };
+    if (t.is(c.callee, py::K::Identifier))
+      if (auto* bs = ctx.model.bindings_of(gm, c.callee); bs && !bs->empty()) {
+        bool all = true;
+        for (auto& b : *bs) all = all && b.kind == py::Binding::Kind::Assign && b.whole && makes_pipeline(b.value);
+        if (all) return true;
+      }
+    return false;
+  };
   for (uint32_t ci : L->calls) {
     const py::Call& c = lm.calls[ci];
-    bool here = generates(c);
+    bool here = generates(lm, c);
     if (!here && c.target)
       for (uint32_t fi : c.target->calls) {
         const py::Call& g = c.target->mod->calls[fi];
-        if (generates(g) && ctx.model.runs_every_step_of(*c.target->mod, g.node, lm, sc.loop_node)) here = true;
+        if (generates(*c.target->mod, g) && ctx.model.runs_every_step_of(*c.target->mod, g.node, lm, sc.loop_node))
+          here = true;
       }
     if (here && ctx.model.runs_every_step_of(lm, c.node, lm, sc.loop_node)) return true;
   }
