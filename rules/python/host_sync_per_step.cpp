@@ -361,13 +361,12 @@ bool light_call(const py::ProgramModel& model, const py::Module& m, const py::Ca
            c.method == "zero_grad" || c.method == "cuda" || (c.method == "to" && !dtype_cast_in(model, m, c)));
 }
 
-// Does `stmt` queue little or nothing on the GPU: no loop or function defined in it, and only
-// light calls (light_call)?
+// Does `stmt` queue little or nothing on the GPU: no function defined in it, and only light calls
+// (light_call), also in a loop it holds (`for k, v in metrics.items(): logs[k] = v.item()`)?
 bool light_statement(const RuleContext& ctx, py::NodeId stmt, LightMemo& memo) {
   const auto& t = ctx.tree;
   for (py::NodeId n = stmt, end = t[stmt].subtree_end; n < end; ++n) {
-    if (t.is(n, py::K::Lambda) || t.is(n, py::K::FunctionDefinition) || t.is(n, py::K::ClassDefinition) ||
-        t.is(n, py::K::ForStatement) || t.is(n, py::K::WhileStatement))
+    if (t.is(n, py::K::Lambda) || t.is(n, py::K::FunctionDefinition) || t.is(n, py::K::ClassDefinition))
       return false;
     if (!t.is(n, py::K::Call)) continue;
     const py::Call* c = ctx.mod.call_at(n);
@@ -472,10 +471,16 @@ void check_host_sync_per_step(RuleContext& ctx) {
     return last;
   };
   // the `if` statement whose block (or `elif`/`else` block) `block` is, when all its conditions
-  // are light; kNone otherwise (a loop, a `with`, a `try`: not climbed out of)
+  // are light, or the loop whose body it is, when the whole loop is light; kNone
+  // otherwise (a `with`, a `try`: not climbed out of)
   auto light_if_of = [&](py::NodeId block) -> py::NodeId {
     py::NodeId owner = t.parent(block);
     if (owner == py::kNone) return py::kNone;
+    if ((t.is(owner, py::K::ForStatement) || t.is(owner, py::K::WhileStatement)) && t.field(owner, py::F::Body) == block) {
+      // the whole loop light: from its second iteration on, what runs before the read is the end
+      // of the previous iteration's body
+      return is_light(owner) ? owner : py::kNone;
+    }
     py::NodeId ifs = t.is(owner, py::K::IfStatement) ? owner
                      : (t.is(owner, py::K::ElseClause) || t.is(owner, py::K::ElifClause)) ? t.parent(owner)
                                                                                             : py::kNone;
@@ -484,6 +489,15 @@ void check_host_sync_per_step(RuleContext& ctx) {
     for (py::NodeId k : t.named_child_range(ifs))
       if (t.is(k, py::K::ElifClause) && !light_statement(ctx, t.field(k, py::F::Condition), memo)) return py::kNone;
     return ifs;
+  };
+  std::vector<char> dropped(sites.size(), 0);
+  // a sync that runs whenever `p` runs: in `p` itself, not in a block nested in it (the body of
+  // an `if` that may not be taken)
+  auto drains = [&](py::NodeId p) {
+    for (py::NodeId x = p; x < t[p].subtree_end; ++x)
+      if (t.is(x, py::K::Call) && py::ProgramModel::statement_of(t, x) == p)
+        if (const py::Call* c = ctx.mod.call_at(x); c && !sync_of(ctx, *c).empty()) return true;
+    return false;
   };
   for (size_t i = 0; i < sites.size(); ++i) {
     leader[i] = i;
@@ -503,8 +517,19 @@ void check_host_sync_per_step(RuleContext& ctx) {
           break;
         }
         if (auto k = last_site_in(p)) {
-          leader[i] = leader[*k];
-          followers[leader[i]].push_back(i);
+          if (dropped[*k]) {
+            dropped[i] = true;
+          } else {
+            leader[i] = leader[*k];
+            followers[leader[i]].push_back(i);
+          }
+          done = true;
+          break;
+        }
+        // a read this rule leaves alone (an evaluation's outputs collected on the host) has
+        // drained the queue all the same: this one waits for nothing
+        if (drains(p)) {
+          dropped[i] = true;
           done = true;
           break;
         }
@@ -515,7 +540,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     }
   }
   for (size_t i = 0; i < sites.size(); ++i) {
-    if (leader[i] != i) continue;
+    if (leader[i] != i || dropped[i]) continue;
     Finding& f = ctx.report_per_step(sites[i].node, sites[i].message, sites[i].sc);
     for (size_t k : followers[i])
       f.notes.push_back(RuleContext::note_at(ctx.mod, sites[k].node,
