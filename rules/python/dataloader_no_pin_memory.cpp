@@ -33,6 +33,20 @@ std::optional<Fix> pin_memory_fix(RuleContext& ctx, const py::Call& c) {
   return fix;
 }
 
+// Does the module copy anything with `non_blocking=True` (`.to(device, non_blocking=True)`,
+// `.cuda(non_blocking=True)`), or use Lightning, whose trainers move batches to a GPU that way?
+bool copies_non_blocking(const RuleContext& ctx) {
+  for (auto& q : ctx.mod.imported_modules)
+    if (q == "lightning" || q == "pytorch_lightning" || q.starts_with("lightning.") || q.starts_with("pytorch_lightning."))
+      return true;
+  for (auto& c : ctx.mod.calls) {
+    if (c.receiver == py::kNone || !(c.method == "to" || c.method == "cuda")) continue;
+    py::NodeId v = ctx.model.keyword_arg(ctx.mod, c, "non_blocking");
+    if (v != py::kNone && !ctx.tree.is(v, py::K::False)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_dataloader_no_pin_memory(RuleContext& ctx) {
@@ -47,10 +61,18 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
     // tensor to pin, and samples already on the accelerator cannot be pinned at all
     py::NodeId ds = ctx.model.loader_dataset(ctx.mod, c);
     using DS = py::ProgramModel::DatasetStorage;
-    if (ds != py::kNone)
-      if (DS s = ctx.model.dataset_storage(ctx.mod, ds); s == DS::Tokens || s == DS::Indices || s == DS::OnDevice ||
-                                s == DS::HostValues)
+    DS storage = ds != py::kNone ? ctx.model.dataset_storage(ctx.mod, ds) : DS::Unknown;
+    if (storage == DS::Tokens || storage == DS::Indices || storage == DS::OnDevice || storage == DS::HostValues)
+      continue;
+    // samples in memory served without workers: the loader would pin each batch in the training
+    // process itself, one more copy in the same thread as the copy it speeds up, unless the
+    // module copies batches with `non_blocking=True` (then pinned memory lets the copy overlap)
+    if (storage == DS::InMemory && !copies_non_blocking(ctx)) {
+      py::ValueSet w = ctx.model.keyword_values(ctx.mod, c, "num_workers", 5);
+      if (w.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Int && l.text == "0"; },
+                /*absent_ok=*/true))
         continue;
+    }
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);
     bool all_false = v.all([&](const py::Literal& l) { return !v.is_truthy_literal(l); }, /*absent_ok=*/true);
     if (!all_false) continue;

@@ -28,7 +28,7 @@ def main():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
     criterion = nn.CrossEntropyLoss()
     for step, (x, y) in enumerate(loader):
-        x, y = x.to(device), y.to(device)
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)  # from pageable memory: no overlap
         optimizer.zero_grad()
         loss = criterion(model(x), y)
         loss.backward()

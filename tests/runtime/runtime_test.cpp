@@ -1259,7 +1259,7 @@ TEST(RuntimeEndToEnd, GpuSideThroughTheWholeChainWithAStandInCupti) {
              "    junk = [[i] for i in range(200000)]  # something for gc.collect() to walk\n"
              "    for x, y in loader:\n"
              "        t0 = time.monotonic_ns()\n"
-             "        x, y = x.to(device), y.to(device)\n"
+             "        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)\n"
              "        fake.fake_cupti_add(1, t0, time.monotonic_ns() + 1000, 0)\n"
              "        t1 = time.monotonic_ns()\n"
              "        opt.zero_grad()\n"
