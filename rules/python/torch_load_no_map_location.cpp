@@ -333,6 +333,22 @@ bool places_on_cuda(const py::Module& m, const py::Call& c, const py::ProgramMod
 // never runs on a CPU-only machine, and a checkpoint saved on its GPU loads onto that GPU, where
 // its model is. (With several processes, each would load onto the saving rank's GPU: still
 // reported.)
+// The loaded object is a learning-rate scheduler's state: it goes straight into
+// `scheduler.load_state_dict(...)`, or through a name that does. A scheduler's state is counters,
+// rates and its settings, never a device tensor.
+bool restores_scheduler(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
+  const auto& t = m.tree;
+  for (const py::Call& c : m.calls) {
+    if (c.fn != load.fn || c.method != "load_state_dict" || c.receiver == kNone ||
+        !py::icontains(py::last_component(py::dotted_text(t, c.receiver)), "sched"))
+      continue;
+    NodeId a = pm.positional_arg(m, c, 0);
+    if (a == load.node) return true;
+    if (a != kNone && t.is(a, K::Identifier) && pm.reaching(m, a).value == load.node) return true;
+  }
+  return false;
+}
+
 bool cuda_only_single_process(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
   const auto& t = m.tree;
   // the blocks that run whenever the load runs: its own and those around it, up to its scope
@@ -364,13 +380,11 @@ bool cuda_only_single_process(const py::ProgramModel& pm, const py::Module& m, c
     }
   }
   if (!places) return false;
-  // torch.distributed (beyond asking whether it is there), a DDP wrapper, a launcher: code the
-  // program runs (only importing a library that can run distributed does not count)
+  // a process group, a DDP wrapper, a launcher, anywhere in code the program runs; a collective
+  // only in the load's module or the entry script (a library's `if world_size > 1: barrier()` is
+  // support for distributed callers, not a sign that this program is one)
   auto starts_processes = [](const py::Module&, const py::Call& c) {
     std::string_view q = c.qname;
-    if (q.starts_with("torch.distributed.") && q != "torch.distributed.is_available" &&
-        q != "torch.distributed.is_initialized")
-      return true;  // a collective, a process group, a rank
     for (std::string_view pre : {"torch.distributed.init_process_group", "torch.nn.parallel.DistributedDataParallel",
                                  "torch.nn.parallel.distributed.DistributedDataParallel", "torch.multiprocessing.spawn",
                                  "torch.multiprocessing.start_processes", "deepspeed.initialize",
@@ -379,10 +393,20 @@ bool cuda_only_single_process(const py::ProgramModel& pm, const py::Module& m, c
       if (q.starts_with(pre)) return true;
     return false;
   };
+  auto collective = [](const py::Call& c) {
+    if (!c.qname.starts_with("torch.distributed.")) return false;
+    std::string_view f = py::last_component(c.qname);
+    return !(f.starts_with("is_") || f.starts_with("get_"));
+  };
   for (const py::Call& c : m.calls)
-    if (starts_processes(m, c)) return false;
-  for (uint32_t id : m.programs)
-    if (any_call(pm, pm.programs()[id], starts_processes)) return false;
+    if (starts_processes(m, c) || collective(c)) return false;
+  for (uint32_t id : m.programs) {
+    const py::Program& p = pm.programs()[id];
+    if (any_call(pm, p, starts_processes)) return false;
+    if (p.entry && p.entry != &m)
+      for (const py::Call& c : p.entry->calls)
+        if (collective(c)) return false;
+  }
   return true;
 }
 
@@ -400,6 +424,7 @@ void check_torch_load_no_map_location(RuleContext& ctx) {
     if (in_dataset_class(c)) continue;
     if (saved_from_host(ctx.model, ctx.mod, c)) continue;
     if (cuda_only_single_process(ctx.model, ctx.mod, c)) continue;
+    if (restores_scheduler(ctx.model, ctx.mod, c)) continue;
     Finding& f = ctx.report(c.node, "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load on a "
                        "CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`");
     // Unsafe: the loaded tensors then live on the CPU, which code using them directly may not expect.
