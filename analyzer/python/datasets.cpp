@@ -344,7 +344,18 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       const Class* owner = &c;
       read_attrs.push_back(a);
       auto it = owner->attr_values.find(a);
-      if (it == owner->attr_values.end() || owner->attrs_mutated_outside_init.count(a)) return DS::Unknown;
+      if (it == owner->attr_values.end()) return DS::Unknown;
+      // set again outside __init__: still in memory when every value is a container written out
+      // or a slice of itself (a buffer the program fills and trims: `self.items = []`,
+      // `self.items = self.items[n:]`, its `append`s and `extend`s), not storage opened later
+      if (owner->attrs_mutated_outside_init.count(a))
+        for (NodeId v : it->second) {
+          const Tree& at = m.tree;
+          bool container = v != kNone && (at.is(v, K::List) || at.is(v, K::Dictionary) || at.is(v, K::Tuple) ||
+                                          at.is(v, K::ListComprehension));
+          bool own_slice = v != kNone && at.is(v, K::Subscript) && self_attr(at, at.field(v, F::Value)) == a;
+          if (!container && !own_slice) return DS::Unknown;
+        }
       for (NodeId v : it->second) {
         if (lazy_storage(m, v)) return DS::Unknown;
         on_device = on_device || places(m, v);
