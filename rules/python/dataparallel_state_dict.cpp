@@ -7,6 +7,41 @@ namespace tl::rules {
 
 bool is_ddp_ctor(std::string_view q);
 
+namespace {
+
+// Is `node` where the program has just checked that `recv` is no wrapper: the `else` of
+// `if isinstance(recv, (DataParallel, ...)):` / `if hasattr(recv, "module"):`, or the body of
+// `if not isinstance(recv, ...):`?
+bool checked_not_wrapped(const RuleContext& ctx, py::NodeId node, std::string_view recv) {
+  const auto& t = ctx.tree;
+  // the test names the receiver and a wrapper: isinstance(recv, ...DataParallel...) or hasattr(recv, "module")
+  auto tests_wrapper = [&](py::NodeId cond) {
+    if (cond == py::kNone || !t.is(cond, py::K::Call)) return false;
+    const py::Call* c = ctx.mod.call_at(cond);
+    if (!c) return false;
+    py::NodeId a0 = ctx.model.positional_arg(ctx.mod, *c, 0), a1 = ctx.model.positional_arg(ctx.mod, *c, 1);
+    if (a0 == py::kNone || a1 == py::kNone || py::dotted_text(t, a0) != recv) return false;
+    if (c->qname == "builtins.isinstance") return t.text(a1).find("DataParallel") != std::string_view::npos;
+    if (c->qname == "builtins.hasattr") return py::string_literal_value(t, a1) == "module";
+    return false;
+  };
+  for (py::NodeId child = node, p = t.parent(node); p != py::kNone; child = p, p = t.parent(p)) {
+    if (t.is(p, py::K::FunctionDefinition) || t.is(p, py::K::Lambda)) break;
+    if (t.is(p, py::K::ElseClause)) {
+      py::NodeId ifs = t.parent(p);
+      if (ifs != py::kNone && t.is(ifs, py::K::IfStatement) && tests_wrapper(t.field(ifs, py::F::Condition))) return true;
+    }
+    if (t.is(p, py::K::IfStatement) && t.field(p, py::F::Consequence) == child) {
+      py::NodeId cond = t.field(p, py::F::Condition);
+      if (cond != py::kNone && t.is(cond, py::K::NotOperator) && tests_wrapper(t.field(cond, py::F::Argument)))
+        return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 void check_dataparallel_state_dict(RuleContext& ctx) {
   const auto& t = ctx.tree;
   for (auto& c : ctx.mod.calls) {
@@ -31,6 +66,7 @@ void check_dataparallel_state_dict(RuleContext& ctx) {
             wrapped |= w;
             always &= w;
           }
+          if (wrapped && checked_not_wrapped(ctx, c.node, py::dotted_text(t, sd->receiver))) wrapped = false;
           if (wrapped) {
             std::string recv(t.text(sd->receiver));
             Finding& f = ctx.report(c.node, "`" + recv + "` is a " + which + " wrapper: its state_dict keys all start "

@@ -492,11 +492,25 @@ void check_host_sync_per_step(RuleContext& ctx) {
   };
   std::vector<char> dropped(sites.size(), 0);
   // a sync that runs whenever `p` runs: in `p` itself, not in a block nested in it (the body of
-  // an `if` that may not be taken)
+  // an `if` that may not be taken), or in the body of a function of the program `p` calls
+  // A function of the program that reads a value back in a statement of its own body (not one
+  // nested in a branch): `return correct.sum().item() * 100 / n` at the end of an accuracy helper.
+  auto function_reads = [&](const py::Function& f) {
+    const auto& ft = f.mod->tree;
+    for (uint32_t ci : f.calls) {
+      const py::Call& c = f.mod->calls[ci];
+      bool read = c.qname == "torch.cuda.synchronize" ||
+                  (c.receiver != py::kNone && (c.method == "item" || c.method == "tolist" || c.method == "cpu"));
+      if (read && ft.parent(py::ProgramModel::statement_of(ft, c.node)) == f.body) return true;
+    }
+    return false;
+  };
   auto drains = [&](py::NodeId p) {
     for (py::NodeId x = p; x < t[p].subtree_end; ++x)
       if (t.is(x, py::K::Call) && py::ProgramModel::statement_of(t, x) == p)
-        if (const py::Call* c = ctx.mod.call_at(x); c && !sync_of(ctx, *c).empty()) return true;
+        if (const py::Call* c = ctx.mod.call_at(x);
+            c && (!sync_of(ctx, *c).empty() || (c->target && function_reads(*c->target))))
+          return true;
     return false;
   };
   for (size_t i = 0; i < sites.size(); ++i) {
