@@ -349,6 +349,42 @@ bool restores_scheduler(const py::ProgramModel& pm, const py::Module& m, const p
   return false;
 }
 
+// One branch of an `if` loads without `map_location` and another branch of the same `if` loads
+// the same file with it (`if args.gpu is None: torch.load(p)` / `else: torch.load(p,
+// map_location=f"cuda:{args.gpu}")`), in a module with no CPU fallback: the author chose where
+// each path puts the tensors.
+bool sibling_maps(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
+  const auto& t = m.tree;
+  NodeId arg = pm.positional_arg(m, load, 0);
+  if (arg == kNone) return false;
+  std::string_view file = t.text(arg);
+  // the innermost `if` whose branch holds the load, and that branch
+  NodeId ifs = kNone, branch = kNone;
+  for (NodeId child = load.node, p = t.parent(load.node); p != kNone; child = p, p = t.parent(p)) {
+    if (t.is(p, K::FunctionDefinition) || t.is(p, K::Lambda)) break;
+    if (t.is(p, K::IfStatement)) {
+      ifs = p;
+      branch = child;
+      break;
+    }
+  }
+  if (ifs == kNone) return false;
+  // a module with a CPU fallback (`if not torch.cuda.is_available(): ...`, `torch.device("cpu")`)
+  // may take the unmapped branch on a CPU-only machine: still reported
+  for (const py::Call& c : m.calls) {
+    if (c.qname.starts_with("torch.") && c.qname.ends_with(".is_available")) return false;  // cuda, accelerator, mps
+    if (c.qname == "torch.device")
+      if (NodeId a = pm.positional_arg(m, c, 0); a != kNone && py::string_literal_value(t, a) == "cpu") return false;
+  }
+  for (const py::Call& c : m.calls) {
+    if (&c == &load || !is_load(c) || c.node < ifs || c.node >= t[ifs].subtree_end) continue;
+    if (c.node >= branch && c.node < t[branch].subtree_end) continue;  // the same branch
+    NodeId a = pm.positional_arg(m, c, 0);
+    if (a != kNone && t.text(a) == file && pm.keyword_arg(m, c, "map_location") != kNone) return true;
+  }
+  return false;
+}
+
 bool cuda_only_single_process(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
   const auto& t = m.tree;
   // the blocks that run whenever the load runs: its own and those around it, up to its scope
@@ -425,6 +461,7 @@ void check_torch_load_no_map_location(RuleContext& ctx) {
     if (saved_from_host(ctx.model, ctx.mod, c)) continue;
     if (cuda_only_single_process(ctx.model, ctx.mod, c)) continue;
     if (restores_scheduler(ctx.model, ctx.mod, c)) continue;
+    if (sibling_maps(ctx.model, ctx.mod, c)) continue;
     Finding& f = ctx.report(c.node, "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load on a "
                        "CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`");
     // Unsafe: the loaded tensors then live on the CPU, which code using them directly may not expect.
