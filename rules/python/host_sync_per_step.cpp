@@ -13,16 +13,17 @@ namespace {
 
 using py::TypeKind;
 
-// `.to(torch.long)`, `.to(dtype=...)`: a cast that moves nothing.
-bool dtype_cast(const RuleContext& ctx, const py::Call& c) {
-  const auto& t = ctx.tree;
-  if (c.method != "to" || c.receiver == py::kNone || ctx.model.keyword_arg(ctx.mod, c, "device") != py::kNone) return false;
-  py::NodeId a = ctx.model.positional_arg(ctx.mod, c, 0);
-  if (a == py::kNone) return ctx.model.keyword_arg(ctx.mod, c, "dtype") != py::kNone;
-  if (ctx.model.positional_arg(ctx.mod, c, 1) != py::kNone || !t.is(a, py::K::Attribute)) return false;
+// `.to(torch.long)`, `.to(dtype=...)` in module `m`: a cast that moves nothing.
+bool dtype_cast_in(const py::ProgramModel& model, const py::Module& m, const py::Call& c) {
+  const auto& t = m.tree;
+  if (c.method != "to" || c.receiver == py::kNone || model.keyword_arg(m, c, "device") != py::kNone) return false;
+  py::NodeId a = model.positional_arg(m, c, 0);
+  if (a == py::kNone) return model.keyword_arg(m, c, "dtype") != py::kNone;
+  if (model.positional_arg(m, c, 1) != py::kNone || !t.is(a, py::K::Attribute)) return false;
   std::string d = py::dotted_text(t, a);
   return d.starts_with("torch.") && d != "torch.device";
 }
+bool dtype_cast(const RuleContext& ctx, const py::Call& c) { return dtype_cast_in(ctx.model, ctx.mod, c); }
 
 // Is the value already on the host? `x = y.cpu()` / `.numpy()` / `.tolist()` / `.item()`, a
 // factory given no device, and what host-only arithmetic makes of such values: subscripts,
@@ -292,17 +293,6 @@ bool decodes_every_step(const RuleContext& ctx, const py::StepContext& sc) {
     if (here && ctx.model.runs_every_step_of(lm, c.node, lm, sc.loop_node)) return true;
   }
   return false;
-}
-
-// `.to(torch.long)` in module `m`, for code outside the rule's own module.
-bool dtype_cast_in(const py::ProgramModel& model, const py::Module& m, const py::Call& c) {
-  const auto& t = m.tree;
-  if (c.method != "to" || c.receiver == py::kNone || model.keyword_arg(m, c, "device") != py::kNone) return false;
-  py::NodeId a = model.positional_arg(m, c, 0);
-  if (a == py::kNone) return model.keyword_arg(m, c, "dtype") != py::kNone;
-  if (model.positional_arg(m, c, 1) != py::kNone || !t.is(a, py::K::Attribute)) return false;
-  std::string d = py::dotted_text(t, a);
-  return d.starts_with("torch.") && d != "torch.device";
 }
 
 using LightMemo = std::unordered_map<const void*, bool>;
