@@ -169,6 +169,19 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
   if (c.derives_from({"torch.utils.data.TensorDataset", "torch.utils.data.dataset.TensorDataset"})) return DS::InMemory;
   const Module& m = *c.mod;
   const Tree& t = m.tree;
+  Function* init = c.find_method("__init__");
+  // For `self.X = x` with x a parameter of __init__: each argument its callers pass for x.
+  auto init_args = [&](NodeId v, auto&& each) {
+    if (!init || !t.is(v, K::Identifier)) return;
+    size_t idx = 0;
+    while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
+    if (idx == init->params.size() || idx == 0) return;
+    for (const Call* caller : callers_of(init)) {
+      NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
+      if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
+      if (arg != kNone) each(*caller->mod, arg);
+    }
+  };
   // State that other methods add to (a replay buffer's push) and that the iteration path reads.
   Function* iter = c.find_method("__iter__");
   if (!iter) iter = c.find_method("__next__");
@@ -211,19 +224,6 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       }
     // The object held in self.X: its analysed class, from `self.X = Cls(...)` or from the
     // argument that __init__'s callers pass for the parameter X was bound from.
-    Function* init = c.find_method("__init__");
-    // For `self.X = x` with x a parameter of __init__: each argument its callers pass for x.
-    auto init_args = [&](NodeId v, auto&& each) {
-      if (!init || !t.is(v, K::Identifier)) return;
-      size_t idx = 0;
-      while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
-      if (idx == init->params.size() || idx == 0) return;
-      for (const Call* caller : callers_of(init)) {
-        NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
-        if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
-        if (arg != kNone) each(*caller->mod, arg);
-      }
-    };
     auto held_classes = [&](std::string_view attr) {
       std::vector<const Class*> out;
       auto it = c.attr_values.find(attr);
@@ -365,7 +365,6 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
   if (on_device) return DS::OnDevice;
   // no call at all, and every attribute read holds a string or a number: a prompt and its index
   if (g->calls.empty() && !read_attrs.empty()) {
-    Function* init = c.find_method("__init__");
     auto host = [&](const Module& vm, NodeId v) {
       const Tree& vt = vm.tree;
       if (v == kNone) return false;
@@ -378,20 +377,17 @@ ProgramModel::DatasetStorage ProgramModel::class_dataset_storage(const Class& c)
       if (it == c.attr_values.end()) return DS::InMemory;
       for (NodeId v : it->second) {
         if (host(m, v)) continue;
-        // `self.prompt = prompt`: what every caller of __init__ passes for the parameter
-        size_t idx = 0;
-        if (init && t.is(v, K::Identifier))
-          while (idx < init->params.size() && init->params[idx] != t.text(v)) ++idx;
-        if (!init || !t.is(v, K::Identifier) || idx == 0 || idx == init->params.size() || callers_of(init).empty()) {
+        // `self.prompt = prompt`: what every caller of __init__ passes for the parameter (one that
+        // passes nothing for it, and a class no analysed code builds, are not known)
+        size_t passed = 0;
+        init_args(v, [&](const Module& cm, NodeId arg) {
+          ++passed;
+          all_host = all_host && host(cm, arg);
+        });
+        if (!all_host || passed == 0 || passed != callers_of(init).size()) {
           all_host = false;
           break;
         }
-        for (const Call* caller : callers_of(init)) {
-          NodeId arg = keyword_arg(*caller->mod, *caller, t.text(v));
-          if (arg == kNone && !has_splat(*caller->mod, *caller)) arg = positional_arg(*caller->mod, *caller, idx - 1);
-          if (!host(*caller->mod, arg)) all_host = false;
-        }
-        if (!all_host) break;
       }
       if (!all_host) break;
     }

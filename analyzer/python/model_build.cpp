@@ -1139,13 +1139,13 @@ struct ModelBuilder {
         if (c->loop >= 0) return false;
     NodeId it = t.field(L.node, F::Right);
     const Call* c = it != kNone && t.is(it, K::Call) ? m.call_at(it) : nullptr;
-    auto small_literal = [&](NodeId v) {
+    auto small = [&](NodeId v) {
       if (v == kNone || !t.is(v, K::Integer)) return false;
       auto s = t.text(v);
       return s.size() <= 2 && std::stoi(std::string(s)) <= 16;
     };
-    // `for i, batch in enumerate(loader): if i >= 5: break` (the first statement of the body)
     if (c && c->qname == "builtins.enumerate") {
+      // `for i, batch in enumerate(loader): if i >= 5: break` (the first statement of the body)
       NodeId target = t.field(L.node, F::Left), body = t.field(L.node, F::Body);
       NodeId counter = target != kNone ? t.first_named_child(target) : kNone;
       NodeId first = body != kNone ? t.first_named_child(body) : kNone;
@@ -1155,19 +1155,13 @@ struct ModelBuilder {
         std::string_view op = cond != kNone ? t.operator_text(cond) : std::string_view{};
         NodeId only = then != kNone && t.named_children(then).size() == 1 ? t.first_named_child(then) : kNone;
         if (kids.size() == 2 && t.is(kids[0], K::Identifier) && t.text(kids[0]) == t.text(counter) &&
-            small_literal(kids[1]) && (op == ">=" || op == ">" || op == "==") && only != kNone &&
+            small(kids[1]) && (op == ">=" || op == ">" || op == "==") && only != kNone &&
             t.is(only, K::BreakStatement))
           return true;
       }
-    }
-    // `enumerate(islice(loader, 5))`: the count is islice's
-    if (c && c->qname == "builtins.enumerate")
+      // `enumerate(islice(loader, 5))`: the count is islice's
       if (NodeId a = pm.positional_arg(m, *c, 0); a != kNone && t.is(a, K::Call)) c = m.call_at(a);
-    auto small = [&](NodeId v) {
-      if (v == kNone || !t.is(v, K::Integer)) return false;
-      auto s = t.text(v);
-      return s.size() <= 2 && std::stoi(std::string(s)) <= 16;
-    };
+    }
     // the first few items of anything (a look at a loader's first batches): `islice(loader, 5)`
     if (c && c->qname == "itertools.islice") {
       NodeId stop = pm.positional_arg(m, *c, 1);

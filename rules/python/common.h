@@ -27,6 +27,18 @@ inline bool is_dataloader_ctor(std::string_view q) {
   return q == "torch.utils.data.DataLoader" || q == "torch.utils.data.dataloader.DataLoader";
 }
 
+// The values a DataLoader call's `num_workers` (keyword, or its 6th argument) may have.
+inline py::ValueSet worker_values(const RuleContext& ctx, const py::Call& loader) {
+  return ctx.model.keyword_values(ctx.mod, loader, "num_workers", 5);
+}
+
+// `num_workers` absent or known to be 0 (a literal, or a name whose only value in the program is
+// 0): batches are loaded in the training process.
+inline bool loads_in_process(const py::ValueSet& workers) {
+  return workers.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Int && l.text == "0"; },
+                     /*absent_ok=*/true);
+}
+
 // `next(iter(x))` around `x`: `x` is the only argument of `iter`, itself the argument of `next`.
 inline bool next_of_iter(const RuleContext& ctx, py::NodeId x) {
   const auto& t = ctx.tree;

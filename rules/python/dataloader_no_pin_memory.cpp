@@ -67,12 +67,7 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
     // samples in memory served without workers: the loader would pin each batch in the training
     // process itself, one more copy in the same thread as the copy it speeds up, unless the
     // module copies batches with `non_blocking=True` (then pinned memory lets the copy overlap)
-    if (storage == DS::InMemory && !copies_non_blocking(ctx)) {
-      py::ValueSet w = ctx.model.keyword_values(ctx.mod, c, "num_workers", 5);
-      if (w.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Int && l.text == "0"; },
-                /*absent_ok=*/true))
-        continue;
-    }
+    if (storage == DS::InMemory && !copies_non_blocking(ctx) && loads_in_process(worker_values(ctx, c))) continue;
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);
     bool all_false = v.all([&](const py::Literal& l) { return !v.is_truthy_literal(l); }, /*absent_ok=*/true);
     if (!all_false) continue;

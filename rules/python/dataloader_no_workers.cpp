@@ -8,10 +8,8 @@ namespace tl::rules {
 void check_dataloader_no_workers(RuleContext& ctx) {
   for (auto& c : ctx.mod.calls) {
     if (!is_dataloader_ctor(c.qname)) continue;
-    py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "num_workers", 5);
-    bool all_zero = v.all([](const py::Literal& l) { return l.kind == py::Literal::Kind::Int && l.text == "0"; },
-                          /*absent_ok=*/true);
-    if (!all_zero) continue;
+    py::ValueSet v = worker_values(ctx, c);
+    if (!loads_in_process(v)) continue;
     // after the cheap test: it reads every use of the loader's name in the module
     if (one_shot_loader(ctx, c)) continue;
     // Samples already in memory (workers add copies, no overlap), or read from state the

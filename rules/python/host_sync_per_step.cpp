@@ -481,8 +481,6 @@ void check_host_sync_per_step(RuleContext& ctx) {
     return ifs;
   };
   std::vector<char> dropped(sites.size(), 0);
-  // a sync that runs whenever `p` runs: in `p` itself, not in a block nested in it (the body of
-  // an `if` that may not be taken), or in the body of a function of the program `p` calls
   // A function of the program that reads a value back in a statement of its own body (not one
   // nested in a branch): `return correct.sum().item() * 100 / n` at the end of an accuracy helper.
   auto function_reads = [&](const py::Function& f) {
@@ -495,6 +493,8 @@ void check_host_sync_per_step(RuleContext& ctx) {
     }
     return false;
   };
+  // a sync that runs whenever `p` runs: in `p` itself, not in a block nested in it (the body of
+  // an `if` that may not be taken), or in the body of a function of the program `p` calls
   auto drains = [&](py::NodeId p) {
     for (py::NodeId x = p; x < t[p].subtree_end; ++x)
       if (t.is(x, py::K::Call) && py::ProgramModel::statement_of(t, x) == p)

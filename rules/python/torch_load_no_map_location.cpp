@@ -184,6 +184,12 @@ bool in_dataset_class(const py::Call& load) {
   return false;
 }
 
+// `lr_scheduler.state_dict()`, `scheduler.load_state_dict(...)`: a call on a learning-rate
+// scheduler, by its name. A scheduler's state is counters, rates and its settings.
+bool on_scheduler(const py::Tree& t, const py::Call& c) {
+  return c.receiver != kNone && py::icontains(py::last_component(py::dotted_text(t, c.receiver)), "sched");
+}
+
 // Can the value saved by `torch.save(value, ...)` hold no tensor on a device: numbers, strings,
 // containers of them, host copies (`.cpu()`, `.tolist()`, `.item()`), random-number states (CPU
 // byte tensors, CUDA generators' included), a name or `self.<attr>` bound only to such values,
@@ -216,10 +222,7 @@ bool host_value(const py::ProgramModel& pm, const py::Module& m, NodeId e, const
       if (c->receiver != kNone && (c->method == "cpu" || c->method == "tolist" || c->method == "item" ||
                                    c->method == "numpy" || c->method == "get_state" || c->method == "getstate"))
         return true;
-      // a learning-rate scheduler's state: counters, rates and its settings
-      if (c->receiver != kNone && c->method == "state_dict" &&
-          py::icontains(py::last_component(py::dotted_text(t, c->receiver)), "sched"))
-        return true;
+      if (c->method == "state_dict" && on_scheduler(t, *c)) return true;  // a learning-rate scheduler's state
       return qname_in(c->qname, {"builtins.int", "builtins.float", "builtins.str", "builtins.bool", "builtins.len",
                                  "builtins.round", "torch.get_rng_state", "torch.random.get_rng_state",
                                  "torch.cuda.get_rng_state", "torch.cuda.get_rng_state_all",
@@ -307,10 +310,6 @@ bool saved_from_host(const py::ProgramModel& pm, const py::Module& m, const py::
   return matched > 0;
 }
 
-}  // namespace
-
-namespace {
-
 // `.cuda()`, `.cuda(0)`, `.to("cuda")`, `.to("cuda:0")`: a placement that needs a GPU.
 bool places_on_cuda(const py::Module& m, const py::Call& c, const py::ProgramModel& pm) {
   const auto& t = m.tree;
@@ -326,22 +325,12 @@ bool places_on_cuda(const py::Module& m, const py::Call& c, const py::ProgramMod
   return s == "\"cuda\"" || s == "'cuda'" || s.starts_with("\"cuda:") || s.starts_with("'cuda:");
 }
 
-// Code that cannot run without a GPU and is not distributed: a statement that runs whenever the
-// load runs (in the load's block or a block around it, in the same function), places
-// something on CUDA (`model = Net().cuda()`, `self.net = Net().float().cuda().eval()`), and
-// neither the module nor any program it runs in starts processes (a process group, DDP, a launcher). The script
-// never runs on a CPU-only machine, and a checkpoint saved on its GPU loads onto that GPU, where
-// its model is. (With several processes, each would load onto the saving rank's GPU: still
-// reported.)
 // The loaded object is a learning-rate scheduler's state: it goes straight into
-// `scheduler.load_state_dict(...)`, or through a name that does. A scheduler's state is counters,
-// rates and its settings, never a device tensor.
+// `scheduler.load_state_dict(...)`, or through a name that does; never a device tensor.
 bool restores_scheduler(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
   const auto& t = m.tree;
   for (const py::Call& c : m.calls) {
-    if (c.fn != load.fn || c.method != "load_state_dict" || c.receiver == kNone ||
-        !py::icontains(py::last_component(py::dotted_text(t, c.receiver)), "sched"))
-      continue;
+    if (c.fn != load.fn || c.method != "load_state_dict" || !on_scheduler(t, c)) continue;
     NodeId a = pm.positional_arg(m, c, 0);
     if (a == load.node) return true;
     if (a != kNone && t.is(a, K::Identifier) && pm.reaching(m, a).value == load.node) return true;
@@ -385,6 +374,12 @@ bool sibling_maps(const py::ProgramModel& pm, const py::Module& m, const py::Cal
   return false;
 }
 
+// Code that cannot run without a GPU and is not distributed: a statement that runs whenever the
+// load runs (in the load's block or a block around it, in the same function), places something on
+// CUDA (`model = Net().cuda()`, `self.net = Net().float().cuda().eval()`), and neither the module
+// nor any program it runs in starts processes (a process group, DDP, a launcher). The script never
+// runs on a CPU-only machine, and a checkpoint saved on its GPU loads onto that GPU, where its
+// model is. (With several processes, each would load onto the saving rank's GPU: still reported.)
 bool cuda_only_single_process(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
   const auto& t = m.tree;
   // the blocks that run whenever the load runs: its own and those around it, up to its scope
