@@ -37,8 +37,19 @@ void check_cudnn_benchmark_off(RuleContext& ctx) {
     bool sets = ctx.facts.any_site_in_program(ctx.model, *p, "decides-cudnn-algorithms", [](const py::Module& m) {
       std::vector<py::NodeId> out;
       for (py::NodeId a : m.assignments) {
-        std::string d = py::dotted_text(m.tree, m.tree.field(a, py::F::Left));
-        if (d.ends_with("cudnn.benchmark") || d.ends_with("cudnn.deterministic")) out.push_back(a);
+        // also one target of several: `cudnn.benchmark, cudnn.deterministic = True, False`
+        py::NodeId left = m.tree.field(a, py::F::Left);
+        std::vector<py::NodeId> targets{left};
+        if (left != py::kNone && (m.tree.is(left, py::K::PatternList) || m.tree.is(left, py::K::TuplePattern) ||
+                                  m.tree.is(left, py::K::Tuple) || m.tree.is(left, py::K::ExpressionList)))
+          targets = m.tree.named_children(left);
+        for (py::NodeId target : targets) {
+          std::string d = py::dotted_text(m.tree, target);
+          if (d.ends_with("cudnn.benchmark") || d.ends_with("cudnn.deterministic")) {
+            out.push_back(a);
+            break;
+          }
+        }
       }
       for (auto& c : m.calls)
         if (c.qname == "torch.use_deterministic_algorithms") out.push_back(c.node);
