@@ -3,8 +3,10 @@
 // code wrote a moment before in this process (a BytesIO round trip, save-best-then-reload, a test
 // reading back the checkpoint it wrote), of a dataset's own data files, or of a file whose writer
 // in the same code stores only host values, or of a checkpoint loaded by code that places its model
-// on CUDA unconditionally in a program with one process.
+// on CUDA unconditionally in a program with one process, or of a file of preprocessed data by its
+// names (a cache of converted examples, a tokenizer's vocabulary).
 #include <algorithm>
+#include <cctype>
 
 #include "rules/python/common.h"
 #include "rules/python/fix_edits.h"
@@ -443,6 +445,38 @@ bool cuda_only_single_process(const py::ProgramModel& pm, const py::Module& m, c
 
 }  // namespace
 
+// A file of preprocessed data, by its names: the path (or the name bound to it) or the name the
+// load is assigned to says a cache of examples or a tokenizer's tables (`cached_features_file`,
+// `vocab_file`, `corpus = torch.load(os.path.join(d, "cache.pt"))`), and nothing says model
+// state. Such files hold Python objects and CPU tensors that a tokenizer or a data converter made
+// (a transformers script's `torch.save(features, cached_features_file)`), not a GPU's tensors.
+bool preprocessed_data_file(const py::ProgramModel& pm, const py::Module& m, const py::Call& load) {
+  const auto& t = m.tree;
+  NodeId arg = file_arg(pm, m, load, 0);
+  if (arg == kNone) return false;
+  // the names: the path expression and what the load is assigned to; the values bound to a path
+  // name (`os.path.join(d, "cached_{}_{}".format(split, args.model_name_or_path))`) only for the
+  // data words, as they name the cache after the model it was tokenized for
+  std::string names(t.text(arg)), values;
+  if (t.is(arg, K::Identifier))
+    if (auto* bs = pm.bindings_of(m, arg))
+      for (auto& b : *bs)
+        if (b.kind == py::Binding::Kind::Assign && b.value != kNone) (values += ' ') += t.text(b.value);
+  if (NodeId p = t.parent(load.node); p != kNone && t.is(p, K::Assignment) && t.field(p, F::Right) == load.node)
+    (names += ' ') += t.text(t.field(p, F::Left));
+  for (std::string* s : {&names, &values})
+    for (char& ch : *s) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  auto has = [](const std::string& text, std::initializer_list<std::string_view> words) {
+    for (auto w : words)
+      if (text.find(w) != std::string::npos) return true;
+    return false;
+  };
+  static const std::initializer_list<std::string_view> data = {"cached", "cache_file", "cache_path", "cache.pt",
+                                                               "vocab", "corpus", "bpe", "tokeniz"};
+  return (has(names, data) || has(values, data)) &&
+         !has(names, {"model", "ckpt", "checkpoint", "state", "weight", "optim", "param"});
+}
+
 void check_torch_load_no_map_location(RuleContext& ctx) {
   for (auto& c : ctx.mod.calls) {
     if (!is_load(c)) continue;
@@ -457,6 +491,7 @@ void check_torch_load_no_map_location(RuleContext& ctx) {
     if (cuda_only_single_process(ctx.model, ctx.mod, c)) continue;
     if (restores_scheduler(ctx.model, ctx.mod, c)) continue;
     if (sibling_maps(ctx.model, ctx.mod, c)) continue;
+    if (preprocessed_data_file(ctx.model, ctx.mod, c)) continue;
     Finding& f = ctx.report(c.node, "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load on a "
                        "CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`");
     // Unsafe: the loaded tensors then live on the CPU, which code using them directly may not expect.
