@@ -1301,7 +1301,10 @@ struct ModelBuilder {
       r->root = f;
       r->loop_mod = f->mod;
       r->loop_node = f->def;
-      r->kind = LoopKind::TrainStep;
+      // Lightning's validation, test and prediction hooks run once a batch of an evaluation
+      r->kind = f->name == "validation_step" || f->name == "test_step" || f->name == "predict_step"
+                    ? LoopKind::EvalStep
+                    : LoopKind::TrainStep;
       r->desc = f->hook_desc;
       r->hook = true;
       r->unconditional = true;

@@ -2,6 +2,7 @@
 // model (analyzer/python), never here.
 #pragma once
 #include <initializer_list>
+#include <string>
 #include <string_view>
 
 #include "rules/python/rule_context.h"
@@ -76,6 +77,71 @@ inline bool one_shot_loader(const RuleContext& ctx, const py::Call& c) {
     used = true;
   }
   return used;
+}
+
+// `.to(torch.long)`, `.to(dtype=...)` in module `m`: a cast that moves nothing.
+inline bool dtype_cast_in(const py::ProgramModel& model, const py::Module& m, const py::Call& c) {
+  const auto& t = m.tree;
+  if (c.method != "to" || c.receiver == py::kNone || model.keyword_arg(m, c, "device") != py::kNone) return false;
+  py::NodeId a = model.positional_arg(m, c, 0);
+  if (a == py::kNone) return model.keyword_arg(m, c, "dtype") != py::kNone;
+  if (model.positional_arg(m, c, 1) != py::kNone || !t.is(a, py::K::Attribute)) return false;
+  std::string d = py::dotted_text(t, a);
+  return d.starts_with("torch.") && d != "torch.device";
+}
+
+// A loader whose `collate_fn` (keyword, or the 7th argument) moves the batch to a device itself:
+// `.to(device)` or `.cuda()` in the function, in one it calls, in a lambda, or in the function a
+// `functools.partial(collate, device="cuda:0")` binds. Worker processes would each have to start
+// CUDA to run it (forked workers cannot), and a batch already on the device cannot be pinned:
+// neither TL201's nor TL202's advice applies as it stands.
+inline bool collate_moves_to_device(const RuleContext& ctx, const py::Call& loader) {
+  const auto& model = ctx.model;
+  auto moves = [&](const py::Module& m, const py::Call& c) {
+    if (c.receiver == py::kNone) return false;
+    if (c.method == "cuda") return true;
+    if (c.method != "to" || dtype_cast_in(model, m, c)) return false;
+    py::NodeId a = model.positional_arg(m, c, 0);
+    if (a == py::kNone) a = model.keyword_arg(m, c, "device");
+    return a != py::kNone && !py::string_literal_value(m.tree, a).starts_with("cpu");
+  };
+  auto fn_moves = [&](auto& self, const py::Function& f, int depth) -> bool {
+    for (uint32_t ci : f.calls) {
+      const py::Call& c = f.mod->calls[ci];
+      if (moves(*f.mod, c)) return true;
+      if (c.target && depth < 2 && self(self, *c.target, depth + 1)) return true;
+    }
+    return false;
+  };
+  auto value_moves = [&](auto& self, py::NodeId v, int depth) -> bool {
+    const auto& t = ctx.tree;
+    if (v == py::kNone || depth > 3) return false;
+    if (t.is(v, py::K::Lambda)) {
+      for (py::NodeId x = v; x < t[v].subtree_end; ++x)
+        if (const py::Call* c = t.is(x, py::K::Call) ? ctx.mod.call_at(x) : nullptr)
+          if (moves(ctx.mod, *c) || (c->target && fn_moves(fn_moves, *c->target, 1))) return true;
+      return false;
+    }
+    if (t.is(v, py::K::Call)) {
+      const py::Call* c = ctx.mod.call_at(v);
+      if (!c || c->qname != "functools.partial") return false;
+      return self(self, model.positional_arg(ctx.mod, *c, 0), depth + 1);
+    }
+    if (!t.is(v, py::K::Identifier)) return false;
+    const py::Bindings* bs = model.bindings_of(ctx.mod, v);
+    if (!bs || bs->empty()) return false;
+    for (const py::Binding& b : *bs) {
+      if (b.kind == py::Binding::Kind::Def && b.fn) {
+        if (fn_moves(fn_moves, *b.fn, 0)) return true;
+      } else if (b.kind == py::Binding::Kind::Assign && b.whole) {
+        if (self(self, b.value, depth + 1)) return true;
+      }
+    }
+    return false;
+  };
+  py::NodeId v = model.keyword_arg(ctx.mod, loader, "collate_fn");
+  if (v == py::kNone) v = model.positional_arg(ctx.mod, loader, 6);
+  return value_moves(value_moves, v, 0);
 }
 
 // docs/concepts.md "Messages follow the program's facts": a per-step message speaks of a waiting GPU

@@ -68,6 +68,8 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
     // process itself, one more copy in the same thread as the copy it speeds up, unless the
     // module copies batches with `non_blocking=True` (then pinned memory lets the copy overlap)
     if (storage == DS::InMemory && !copies_non_blocking(ctx) && loads_in_process(worker_values(ctx, c))) continue;
+    // a collate_fn that moves each batch to the GPU: there is nothing left on the host to pin
+    if (collate_moves_to_device(ctx, c)) continue;
     py::ValueSet v = ctx.model.keyword_values(ctx.mod, c, "pin_memory", 7);
     bool all_false = v.all([&](const py::Literal& l) { return !v.is_truthy_literal(l); }, /*absent_ok=*/true);
     if (!all_false) continue;

@@ -20,6 +20,8 @@ void check_dataloader_no_workers(RuleContext& ctx) {
     if (storage == DS::InMemory || storage == DS::LiveState || storage == DS::Tokens || storage == DS::Indices ||
         storage == DS::OnDevice || storage == DS::HostValues)
       continue;
+    // a collate_fn that moves each batch to the GPU: workers would each have to start CUDA
+    if (collate_moves_to_device(ctx, c)) continue;
     bool missing = v.values.empty();
     std::string msg = std::string(missing ? "DataLoader has no `num_workers`" : "DataLoader has `num_workers=0`") +
                       (trains_on_accelerator(ctx)

@@ -13,16 +13,6 @@ namespace {
 
 using py::TypeKind;
 
-// `.to(torch.long)`, `.to(dtype=...)` in module `m`: a cast that moves nothing.
-bool dtype_cast_in(const py::ProgramModel& model, const py::Module& m, const py::Call& c) {
-  const auto& t = m.tree;
-  if (c.method != "to" || c.receiver == py::kNone || model.keyword_arg(m, c, "device") != py::kNone) return false;
-  py::NodeId a = model.positional_arg(m, c, 0);
-  if (a == py::kNone) return model.keyword_arg(m, c, "dtype") != py::kNone;
-  if (model.positional_arg(m, c, 1) != py::kNone || !t.is(a, py::K::Attribute)) return false;
-  std::string d = py::dotted_text(t, a);
-  return d.starts_with("torch.") && d != "torch.device";
-}
 bool dtype_cast(const RuleContext& ctx, const py::Call& c) { return dtype_cast_in(ctx.model, ctx.mod, c); }
 
 // Is the value already on the host? `x = y.cpu()` / `.numpy()` / `.tolist()` / `.item()`, a
@@ -229,6 +219,15 @@ bool collects_output(const RuleContext& ctx, const py::Call& c, const py::StepCo
   }
   py::NodeId p = t.parent(e);
   if (p == py::kNone) return false;
+  // returned to the caller, alone or in a dict, tuple or list: an evaluation hook's outputs
+  // (`return {"preds": logits.detach().cpu().numpy(), ...}` from a `validation_step`), gathered
+  // by the framework for the epoch's metric
+  for (py::NodeId r = p; r != py::kNone; r = t.parent(r)) {
+    if (t.is(r, py::K::ReturnStatement)) return true;
+    if (!(t.is(r, py::K::Pair) || t.is(r, py::K::Dictionary) || t.is(r, py::K::Tuple) || t.is(r, py::K::List) ||
+          t.is(r, py::K::ExpressionList) || t.is(r, py::K::ParenthesizedExpression)))
+      break;
+  }
   if (t.is(p, py::K::AugmentedAssignment)) {  // a list grown by a list: `scores += s.tolist()`
     const py::Call* last = ctx.mod.call_at(e);
     return t.field(p, py::F::Right) == e && t.operator_text(p) == "+=" && last && last->method == "tolist";
@@ -236,6 +235,165 @@ bool collects_output(const RuleContext& ctx, const py::Call& c, const py::StepCo
   if (!t.is(p, py::K::ArgumentList) || t.named_children(p).size() != 1) return false;
   const py::Call* into = ctx.mod.call_at(t.parent(p));
   return into && into->receiver != py::kNone && (into->method == "append" || into->method == "extend");
+}
+
+// Where a copy to the host goes, in module `m`: to a host consumer (an argument of a call that is
+// neither a `torch` function nor a scalar conversion: `preds.append(...)`, `np.append(preds, ...)`,
+// `tokenizer.batch_decode(...)`, `np.save(...)`), out of a function (`return t.cpu().tolist()`, a
+// helper handing its caller lists), into a list grown with `+=`, or into a name bound before the
+// loop (an accumulator: `preds = logits.cpu().numpy()` under `if preds is None:`). A copy kept
+// for arithmetic in the iteration (`correct = (pred == y).cpu()`) is not the loop's output.
+bool output_use(const py::ProgramModel& model, const py::Module& m, const py::Call& c, py::NodeId loop_node) {
+  const auto& t = m.tree;
+  py::NodeId e = c.node;
+  for (int depth = 0; depth < 8; ++depth) {  // the method chain: .cpu().numpy().tolist()
+    py::NodeId p = t.parent(e);
+    if (p == py::kNone || !t.is(p, py::K::Attribute)) break;
+    py::NodeId call = t.parent(p);
+    if (call == py::kNone || !t.is(call, py::K::Call)) break;
+    const py::Call* k = m.call_at(call);
+    if (!k || !(k->method == "numpy" || k->method == "tolist" || k->method == "cpu" || k->method == "detach" ||
+                k->method == "float" || k->method == "flatten" || k->method == "view" || k->method == "reshape" ||
+                k->method == "astype"))
+      break;
+    e = call;
+  }
+  py::NodeId p = t.parent(e);
+  while (p != py::kNone && (t.is(p, py::K::List) || t.is(p, py::K::Tuple) || t.is(p, py::K::Dictionary) ||
+                            t.is(p, py::K::Pair) || t.is(p, py::K::ParenthesizedExpression) ||
+                            t.is(p, py::K::ExpressionList) || t.is(p, py::K::KeywordArgument))) {
+    e = p;
+    p = t.parent(p);
+  }
+  if (p == py::kNone) return false;
+  if (t.is(p, py::K::ReturnStatement)) return true;
+  if (t.is(p, py::K::AugmentedAssignment)) {  // a list grown by a list: `scores += s.tolist()`
+    const py::Call* last = m.call_at(e);
+    return t.field(p, py::F::Right) == e && last && last->method == "tolist";
+  }
+  if (t.is(p, py::K::ArgumentList)) {
+    const py::Call* k = m.call_at(t.parent(p));
+    if (!k) return false;
+    std::string_view q = k->qname;
+    return !q.starts_with("torch.") && !qname_in(q, {"builtins.int", "builtins.float", "builtins.bool",
+                                                      "builtins.len", "builtins.round", "builtins.sum",
+                                                      "builtins.max", "builtins.min", "builtins.abs"});
+  }
+  if (t.is(p, py::K::Assignment) && t.field(p, py::F::Right) == e) {
+    py::NodeId left = t.field(p, py::F::Left);
+    if (left == py::kNone || !t.is(left, py::K::Identifier) || loop_node == py::kNone) return false;
+    const py::Bindings* bs = model.bindings_of(m, left);
+    if (!bs) return false;
+    for (const py::Binding& b : *bs)
+      if (b.stmt != py::kNone && (b.stmt < loop_node || b.stmt >= t[loop_node].subtree_end)) return true;
+  }
+  return false;
+}
+
+// An evaluation loop that copies tensors to the host every iteration (`preds.append(out.cpu())`,
+// `np.append(preds, logits.detach().cpu().numpy(), axis=0)`, `to_list(start_logits[i])` for a
+// post-processing done in Python), in the loop or in a function it calls: the loop waits for the
+// device once a batch by design, and a scalar read in the same iteration (`eval_loss +=
+// loss.mean().item()`) only moves that wait earlier. None of its reads is reported; an
+// evaluation loop whose only reads are scalars for running meters still is.
+bool copies_outputs_every_step(const RuleContext& ctx, const py::StepContext& sc) {
+  if (sc.kind != py::LoopKind::EvalStep || !sc.loop_mod || sc.loop_node == py::kNone) return false;
+  const py::Module& lm = *sc.loop_mod;
+  const auto& lt = lm.tree;
+  auto transfer = [&](const py::Module& m, const py::Call& c) {
+    if (c.receiver == py::kNone || !(c.method == "cpu" || c.method == "numpy" || c.method == "tolist") ||
+        ctx.model.positional_count(m, c) != 0)
+      return false;
+    // `loss.detach().cpu().item()`: a scalar read, not a copy of outputs
+    if (py::NodeId up = m.tree.parent(c.node); up != py::kNone && m.tree.is(up, py::K::Attribute))
+      if (py::NodeId name = m.tree.field(up, py::F::Attribute); name != py::kNone && m.tree.text(name) == "item")
+        return false;
+    if (!output_use(ctx.model, m, c, sc.loop_node)) return false;
+    if (&m == &ctx.mod) return !sync_of(ctx, c).empty();
+    return ctx.model.type_of(m, c.receiver) == TypeKind::Tensor;
+  };
+  const py::Loop* L = ctx.model.loop_of(lm, sc.loop_node);
+  if (!L) {
+    // an evaluation hook (`validation_step`) that returns its outputs on the host, directly or
+    // through a name (`preds = logits.cpu().numpy()` ... `return {"pred": preds}`)
+    if (!lt.is(sc.loop_node, py::K::FunctionDefinition)) return false;
+    const py::Function* hook = nullptr;
+    for (auto& f : lm.functions)
+      if (f->def == sc.loop_node) hook = f.get();
+    if (!hook || hook->body == py::kNone) return false;
+    std::vector<py::NodeId> returns;
+    for (py::NodeId n = hook->body; n < lt[hook->body].subtree_end; ++n)
+      if (lt.is(n, py::K::ReturnStatement) && lm.enclosing_function(n) == hook) returns.push_back(n);
+    auto returned = [&](std::string_view name) {
+      for (py::NodeId r : returns)
+        for (py::NodeId x = r; x < lt[r].subtree_end; ++x)
+          if (lt.is(x, py::K::Identifier) && lt.text(x) == name) return true;
+      return false;
+    };
+    for (uint32_t ci : hook->calls) {
+      const py::Call& c = lm.calls[ci];
+      if (!transfer(lm, c)) continue;
+      py::NodeId st = py::ProgramModel::statement_of(lt, c.node);
+      if (lt.is(st, py::K::ReturnStatement)) return true;
+      py::NodeId a = lt.is(st, py::K::ExpressionStatement) ? lt.first_named_child(st) : py::kNone;
+      if (a != py::kNone && lt.is(a, py::K::Assignment)) {
+        py::NodeId left = lt.field(a, py::F::Left);
+        if (left != py::kNone && lt.is(left, py::K::Identifier) && returned(lt.text(left))) return true;
+      }
+    }
+    return false;
+  }
+  // on every path through the loop's body: in no `if` of it (nested loops, `with` and `try` are
+  // fine), so that it runs whenever any read of the iteration does
+  auto unconditional = [&](py::NodeId n) {
+    for (py::NodeId x = lt.parent(n); x != py::kNone && x != sc.loop_node; x = lt.parent(x))
+      if (lt.is(x, py::K::IfStatement) || lt.is(x, py::K::ElifClause) || lt.is(x, py::K::ElseClause) ||
+          lt.is(x, py::K::ConditionalExpression) || lt.is(x, py::K::BooleanOperator) || lt.is(x, py::K::ExceptClause))
+        return false;
+    return true;
+  };
+  // both branches of an `if` that runs every step copy (`if preds is None: preds = x.cpu().numpy()
+  // else: preds = np.append(preds, x.cpu().numpy(), axis=0)`)
+  auto in_every_branch = [&](const py::Call& c) {
+    py::NodeId ifs = py::kNone, branch = py::kNone;
+    for (py::NodeId x = c.node; x != py::kNone && x != sc.loop_node; x = lt.parent(x)) {
+      py::NodeId up = lt.parent(x);
+      if (up != py::kNone && (lt.is(up, py::K::IfStatement) || lt.is(up, py::K::ElseClause)) && lt.is(x, py::K::Block)) {
+        ifs = lt.is(up, py::K::ElseClause) ? lt.parent(up) : up;
+        branch = x;
+        break;
+      }
+    }
+    if (ifs == py::kNone || !lt.is(ifs, py::K::IfStatement)) return false;
+    std::vector<py::NodeId> blocks{lt.field(ifs, py::F::Consequence)};
+    for (py::NodeId k : lt.named_child_range(ifs)) {
+      if (lt.is(k, py::K::ElifClause)) return false;
+      if (lt.is(k, py::K::ElseClause))
+        for (py::NodeId b : lt.named_child_range(k))
+          if (lt.is(b, py::K::Block)) blocks.push_back(b);
+    }
+    if (blocks.size() != 2 || blocks[0] == py::kNone) return false;
+    py::NodeId other = blocks[0] == branch ? blocks[1] : blocks[0];
+    bool copies = false;
+    for (uint32_t ci : L->calls) {
+      const py::Call& o = lm.calls[ci];
+      if (o.node > other && o.node < lt[other].subtree_end && transfer(lm, o)) copies = true;
+    }
+    return copies && unconditional(ifs) && ctx.model.runs_every_step_of(lm, ifs, lm, sc.loop_node);
+  };
+  for (uint32_t ci : L->calls) {
+    const py::Call& c = lm.calls[ci];
+    if (transfer(lm, c) &&
+        ((unconditional(c.node) && ctx.model.runs_every_step_of(lm, c.node, lm, sc.loop_node)) || in_every_branch(c)))
+      return true;
+    if (c.target && unconditional(c.node))
+      for (uint32_t gi : c.target->calls) {
+        const py::Call& g = c.target->mod->calls[gi];
+        if (transfer(*c.target->mod, g) && ctx.model.runs_every_step_of(*c.target->mod, g.node, lm, sc.loop_node))
+          return true;
+      }
+  }
+  return false;
 }
 
 // Does every iteration of the step call `.generate(...)` (a language model's decoding loop), or
@@ -386,6 +544,16 @@ void check_host_sync_per_step(RuleContext& ctx) {
   const auto& t = ctx.tree;
   std::unordered_set<py::NodeId> reported_statements;
   std::vector<SyncSite> sites;
+  // per evaluation loop (copies_outputs_every_step), asked once
+  std::unordered_map<const void*, bool> outputs_memo;
+  auto copies_outputs = [&](const py::StepContext& sc) {
+    if (sc.kind != py::LoopKind::EvalStep) return false;
+    if (!sc.loop_mod || sc.loop_node == py::kNone) return false;
+    const void* key = &sc.loop_mod->tree[sc.loop_node];  // the loop, or the hook's definition
+    auto it = outputs_memo.find(key);
+    if (it == outputs_memo.end()) it = outputs_memo.emplace(key, copies_outputs_every_step(ctx, sc)).first;
+    return it->second;
+  };
   // calls in source order: the first flagged call of a statement wins
   for (auto& c : ctx.mod.calls) {
     std::string what = sync_of(ctx, c);
@@ -393,7 +561,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     py::NodeId stmt = py::ProgramModel::statement_of(t, c.node);
     if (reported_statements.count(stmt)) continue;
     auto sc = ctx.model.runs_every_step(ctx.mod, c.node, false);
-    if (!sc || collects_output(ctx, c, *sc) || decodes_every_step(ctx, *sc)) continue;
+    if (!sc || collects_output(ctx, c, *sc) || decodes_every_step(ctx, *sc) || copies_outputs(*sc)) continue;
     reported_statements.insert(stmt);
     sites.push_back({c.node, stmt,
                      "`" + what + "` blocks the host until the GPU has finished every queued kernel, every step: "
@@ -412,7 +580,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     py::NodeId stmt = py::ProgramModel::statement_of(t, cond);
     if (reported_statements.count(stmt)) continue;
     auto sc = ctx.model.runs_every_step(ctx.mod, cond, false);
-    if (!sc || decodes_every_step(ctx, *sc)) continue;
+    if (!sc || decodes_every_step(ctx, *sc) || copies_outputs(*sc)) continue;
     reported_statements.insert(stmt);
     sites.push_back({cond, stmt,
                      "`if <tensor>:` converts a tensor to a Python bool every step, which waits for the GPU to "
@@ -429,7 +597,7 @@ void check_host_sync_per_step(RuleContext& ctx) {
     // an assert's message and a raised error's text are built only when they fail
     if (t.is(stmt, py::K::AssertStatement) || t.is(stmt, py::K::RaiseStatement)) continue;
     auto sc = ctx.model.runs_every_step(ctx.mod, n, false);
-    if (!sc || decodes_every_step(ctx, *sc)) continue;
+    if (!sc || decodes_every_step(ctx, *sc) || copies_outputs(*sc)) continue;
     reported_statements.insert(stmt);
     sites.push_back({n, stmt,
                      "formatting the tensor `" + std::string(t.text(e)) +
