@@ -814,6 +814,7 @@ struct ModelBuilder {
     close(fn_has_train_data_loop);
     close(fn_has_candidate);
 
+    std::vector<int8_t> data_memo(pm.functions_.size(), -1);  // only_handles_data per function
     for (auto& mp : pm.modules_) {
       Module& m = *mp;
       auto& cand = candidate[m.index];
@@ -849,7 +850,7 @@ struct ModelBuilder {
       }
       for (auto& L : m.loops)
         if (L.kind == LoopKind::Other && L.data_loop && !L.reaches_backward && !m.is_test && !L.runs_once &&
-            !L.over_display && !few_iterations(m, L))
+            !L.over_display && !few_iterations(m, L) && !(only_handles_data(m, L.calls, data_memo, 0) && !yields(m.tree, L.node)))
           L.kind = LoopKind::EvalStep;
     }
     // epoch loops: contain a step loop lexically or through calls
@@ -1131,6 +1132,57 @@ struct ModelBuilder {
   // handful of steps. Never a step loop. Inside a loop it is the inner loop of a step (critic
   // iterations, the updates made per collected batch), and the catalog's rule stands: the
   // innermost loop with the optimizer step is the step loop.
+  // Do `calls` (a loop's, or a function's) only move and show data: Python's builtins (`print`,
+  // `len`, `enumerate`), numpy, the standard logger, tensor constructors and printing options, and
+  // methods of tensors, containers and strings that compute nothing (`x.detach().cpu()`,
+  // `batch["index"][i].item()`, `rows.append(...)`), or the program's functions that do only
+  // that? A loop over a loader whose body does no more (a `--debug` dump of the first batches, a
+  // dataset viewer, a check of the data) runs no model: it is not an evaluation step (unless it
+  // yields the batches on: see yields()). A call of
+  // anything else (a model, a loss, a metric, a `torch` op, a move to the device) keeps the loop
+  // one.
+  bool only_handles_data(const Module& m, const std::vector<uint32_t>& calls, std::vector<int8_t>& memo,
+                         int depth) const {
+    static const std::unordered_set<std::string_view> data_methods = {
+        "detach", "cpu", "numpy", "tolist", "item", "size", "dim", "numel", "keys", "values", "items", "get",
+        "append", "extend", "update", "pop", "format", "join", "split", "strip", "replace", "startswith",
+        "endswith", "lower", "upper", "write", "flush", "close", "set_description", "set_postfix", "view",
+        "reshape", "squeeze", "unsqueeze", "permute", "contiguous", "float", "long", "int", "half", "double",
+        "type", "copy", "clone", "sort", "index", "count", "decode", "encode", "shape", "numel", "print", "info",
+        "debug", "warning", "is_contiguous", "dtype", "flatten", "tobytes", "astype"};
+    for (uint32_t ci : calls) {
+      const Call& c = m.calls[ci];
+      std::string_view q = c.qname;
+      if (c.target) {
+        const Function& f = *c.target;
+        if (f.reaches_backward || f.reaches_opt_step || depth >= 3) return false;
+        int8_t& known = memo[f.id];
+        if (known < 0) {
+          known = 0;  // a recursive call handles more than data
+          known = only_handles_data(*f.mod, f.calls, memo, depth + 1) ? 1 : 0;
+        }
+        if (!known) return false;
+        continue;
+      }
+      if (c.target_class) return false;
+      if (q.starts_with("builtins.") || q.starts_with("numpy.") || q.starts_with("logging.") ||
+          q == "torch.set_printoptions" || q == "torch.tensor" || q == "torch.as_tensor" || q == "torch.from_numpy" ||
+          q == "torch.IntTensor" || q == "torch.LongTensor" || q == "torch.FloatTensor" || q == "pprint.pprint")
+        continue;
+      if (!q.empty() || c.receiver == kNone) return false;
+      if (!data_methods.count(c.method)) return false;
+    }
+    return true;
+  }
+
+  // A generator's loop that hands each batch on (`for data in dl: yield data`): its consumer's
+  // steps run between its iterations.
+  static bool yields(const Tree& t, NodeId loop) {
+    for (NodeId x = loop; x < t[loop].subtree_end; ++x)
+      if (t.kind(x) == K::Other && t.type_name(x) == "yield") return true;
+    return false;
+  }
+
   bool few_iterations(const Module& m, const Loop& L) const {
     const Tree& t = m.tree;
     if (!t.is(L.node, K::ForStatement) || L.parent >= 0) return false;

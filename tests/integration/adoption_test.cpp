@@ -179,10 +179,12 @@ class Folder(Dataset):
         return torch.load(f"samples/{i}.pt")
 
 
+@torch.no_grad()
 def main():
+    model = torch.nn.Linear(4, 2)
     loader = DataLoader(Folder(100), batch_size=8)
     for batch in loader:
-        print(batch.shape)
+        print(model(batch).shape)
 
 
 if __name__ == "__main__":
