@@ -170,6 +170,17 @@ bool periodic(const GuardContext& g, NodeId cond, int depth = 0) {
   const Tree& t = g.mod->tree;
   if (has_modulo(t, cond)) return true;
   if (cond == kNone) return false;
+  // a moving threshold (StyleGAN's and EDM's tick: `if cur_nimg < tick_start_nimg + kimg_per_tick
+  // * 1000: continue`, with `tick_start_nimg = cur_nimg` once a tick): a counter compared with a
+  // bound the loop moves itself, both sides changing across iterations. A warm-up or resume skip
+  // (`if step < args.warmup: continue`) compares with a bound that stays.
+  for (NodeId x = cond; x < t[cond].subtree_end; ++x) {
+    if (!t.is(x, K::ComparisonOperator)) continue;
+    std::string_view op = t.operator_text(x);
+    if (op != "<" && op != "<=" && op != ">" && op != ">=") continue;
+    auto sides = t.named_children(x);
+    if (sides.size() == 2 && is_varying_expr(g, sides[0]) && is_varying_expr(g, sides[1])) return true;
+  }
   // the condition is the name (or its negation): the test's value, not a number made with `%`
   // (`step < resume_step` where `resume_step = total % per_epoch` is a warm-up skip)
   NodeId name = cond;
