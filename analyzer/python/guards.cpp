@@ -166,15 +166,17 @@ namespace {
 // (`if not self.should_log(step): return` over `return step == 1 or step % self.log_freq == 0`).
 // A name the function binds once to such a test counts too (`should_log = self.should_log(step)`
 // then `if not should_log: return`).
-bool periodic(const GuardContext& g, NodeId cond, int depth = 0) {
+bool periodic(const GuardContext& g, NodeId cond, bool moving_ok, int depth = 0) {
   const Tree& t = g.mod->tree;
   if (has_modulo(t, cond)) return true;
   if (cond == kNone) return false;
   // a moving threshold (StyleGAN's and EDM's tick: `if cur_nimg < tick_start_nimg + kimg_per_tick
   // * 1000: continue`, with `tick_start_nimg = cur_nimg` once a tick): a counter compared with a
-  // bound the loop moves itself, both sides changing across iterations. A warm-up or resume skip
-  // (`if step < args.warmup: continue`) compares with a bound that stays.
-  for (NodeId x = cond; x < t[cond].subtree_end; ++x) {
+  // bound the loop moves itself, both sides changing across iterations, when the iteration has
+  // trained before the test (`moving_ok`); before the training work, the same test is a wait for
+  // new data (`if current_version <= last_trained: continue`), and what follows is the step. A
+  // warm-up or resume skip (`if step < args.warmup: continue`) compares with a bound that stays.
+  for (NodeId x = cond; moving_ok && x < t[cond].subtree_end; ++x) {
     if (!t.is(x, K::ComparisonOperator)) continue;
     std::string_view op = t.operator_text(x);
     if (op != "<" && op != "<=" && op != ">" && op != ">=") continue;
@@ -191,7 +193,7 @@ bool periodic(const GuardContext& g, NodeId cond, int depth = 0) {
     const Scope* sc = ef ? &ef->scope : &g.mod->scope;
     auto* bs = sc->find_local(t.text(name));
     return bs && bs->size() == 1 && bs->front().kind == Binding::Kind::Assign && bs->front().whole &&
-           periodic(g, bs->front().value, depth + 1);
+           periodic(g, bs->front().value, moving_ok, depth + 1);
   }
   for (NodeId x = cond; x < t[cond].subtree_end; ++x) {
     if (!t.is(x, K::Call)) continue;
@@ -216,7 +218,7 @@ bool equality_test(const Tree& t, NodeId cond) {
 // not None:`, either branch) or the `else` of an equality test (`if steps == 0: ... else:`)? Then
 // what follows runs only on the periodic iterations. A periodic branch that exits only under a
 // further varying test (`if i % 100 == 0: if torch.isnan(loss): return`) exits rarely: no.
-bool exits_periodically(const GuardContext& g, NodeId n, bool periodic_seen, int depth) {
+bool exits_periodically(const GuardContext& g, NodeId n, bool periodic_seen, bool moving_ok, int depth) {
   const Tree& t = g.mod->tree;
   if (n == kNone || depth > 32) return false;
   switch (t.kind(n)) {
@@ -227,7 +229,7 @@ bool exits_periodically(const GuardContext& g, NodeId n, bool periodic_seen, int
     case K::ReturnStatement: return periodic_seen && g.function_body;
     case K::Block: {
       for (NodeId s = t.first_child(n); s != kNone; s = t.next_sibling(s))
-        if (exits_periodically(g, s, periodic_seen, depth + 1)) return true;
+        if (exits_periodically(g, s, periodic_seen, moving_ok, depth + 1)) return true;
       return false;
     }
     case K::IfStatement: {
@@ -237,8 +239,9 @@ bool exits_periodically(const GuardContext& g, NodeId n, bool periodic_seen, int
       bool can_else = true;  // the branches after this test are on a usual path
       auto test = [&](NodeId c, NodeId body) {
         bool varying = is_varying_expr(g, c);
-        bool per = varying && periodic(g, c);
-        if (can_else && (!varying || per) && exits_periodically(g, body, seen || per, depth + 1)) return true;
+        bool per = varying && periodic(g, c, moving_ok);
+        if (can_else && (!varying || per) && exits_periodically(g, body, seen || per, moving_ok, depth + 1))
+          return true;
         // the next branch runs when this test fails: usual when the test is configuration, periodic,
         // or an equality
         can_else = can_else && (!varying || per || equality_test(t, c));
@@ -252,7 +255,7 @@ bool exits_periodically(const GuardContext& g, NodeId n, bool periodic_seen, int
         } else if (t.is(a, K::ElseClause)) {
           NodeId body = t.field(a, F::Body);
           if (body == kNone) body = t.first_named_child(a);
-          if (can_else && exits_periodically(g, body, seen, depth + 1)) return true;
+          if (can_else && exits_periodically(g, body, seen, moving_ok, depth + 1)) return true;
         }
       }
       return false;
@@ -268,9 +271,18 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
   const Tree& t = g.mod->tree;
   for (NodeId s = t.first_child(block); s != kNone && s != child; s = t.next_sibling(s)) {
     if (!t.is(s, K::IfStatement)) continue;
+    // a backward pass or an optimizer step before the exit in the block, or in what it calls
+    auto trained = [&] {
+      for (const Call& c : g.mod->calls)
+        if (c.node > block && c.node < s &&
+            (ProgramModel::is_backward(c) || g.model->is_optimizer_step(*g.mod, c) ||
+             (c.target && (c.target->reaches_backward || c.target->reaches_opt_step))))
+          return true;
+      return false;
+    };
     // Only a periodic skip (`if i % k: continue`) makes the rest periodic; a warm-up or
     // bad-batch skip (`if step < warmup: continue`) leaves it running on (almost) every step.
-    if (exits_periodically(g, s, false, 0)) return true;
+    if (exits_periodically(g, s, false, false, 0) || exits_periodically(g, s, false, trained(), 0)) return true;
   }
   return false;
 }
