@@ -644,6 +644,12 @@ bool ProgramModel::runs_in_accelerator_program(const Module& m, NodeId node) con
   return false;
 }
 
+bool ProgramModel::runs_in_training_accelerator_program(const Module& m, NodeId node) const {
+  for (uint32_t p : m.programs)
+    if (programs_[p].uses_accelerator && programs_[p].trains && runs_in_program(programs_[p], m, node)) return true;
+  return false;
+}
+
 // ---- value facts ----------------------------------------------------------------------
 
 namespace {

@@ -318,6 +318,10 @@ struct Program {
   NodeId accel_node = kNone;
   bool has_opt_step = false;
   bool has_backward = false;
+  // It trains: an optimizer step or a backward pass runs in it, it reaches a Lightning module, or
+  // it builds a library's trainer (`Trainer(...)`, mmengine's `Runner`, an Ignite engine), which
+  // runs both. An extraction, inference or data-preparation script does not.
+  bool trains = false;
   // It shows it expects an accelerator (rules/docs/TL303): torch.cuda.*, a "cuda" device string,
   // torch.accelerator, a --cuda/--gpu/--device option, the NCCL backend.
   bool accelerator_intent = false;
@@ -464,8 +468,10 @@ class ProgramModel {
   // The analysed class of an instance expression (`agent` where `agent = Agent()`), or null.
   const Class* instance_class(const Module& m, NodeId expr) const;
   bool programs_use_accelerator(const Module& m) const;
-  // Does `node` run in some program of `m` that trains on an accelerator?
+  // Does `node` run in some program of `m` that uses an accelerator?
   bool runs_in_accelerator_program(const Module& m, NodeId node) const;
+  // The same, for a program that also trains (Program::trains).
+  bool runs_in_training_accelerator_program(const Module& m, NodeId node) const;
   // Does `node` of `m` run when program `p` runs: the top level of a member module (the
   // `__main__` block only in the entry script), or a function reachable from it?
   bool runs_in_program(const Program& p, const Module& m, NodeId node) const;

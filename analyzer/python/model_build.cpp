@@ -557,6 +557,10 @@ struct ModelBuilder {
       // Lightning trainers pinned to the CPU (`Trainer(accelerator="cpu")`, a LightningCLI's
       // `trainer_defaults={"accelerator": "cpu"}`), and trainers built for any other accelerator
       std::vector<NodeId> lightning_cpu, lightning_other;
+      // a training framework's trainer built from a library outside the analysis (coqui's
+      // `Trainer(...)`, transformers' `Trainer`/`SFTTrainer`, mmengine's `Runner`, Ignite's
+      // engines): it runs the backward pass and the optimizer step itself
+      std::vector<NodeId> trainers;
       std::vector<std::tuple<NodeId, std::string, NodeId>> used_device_names;  // site, name, device expression
     };
     std::vector<ModuleFacts> facts(pm.modules_.size());
@@ -591,6 +595,11 @@ struct ModelBuilder {
         }
         if (is_opt_step(m, c)) mf.opt.push_back(c.node);
         if (is_backward(c)) mf.backward.push_back(c.node);
+        if (!c.target_class && !c.target && !c.qname.empty() && !c.qname.starts_with("builtins.")) {
+          std::string_view leaf = last_component(c.qname);
+          if (leaf.ends_with("Trainer") || leaf == "Runner" || c.qname.starts_with("ignite.engine."))
+            mf.trainers.push_back(c.node);
+        }
         // A class's own `def cuda(self)` (a spec, a container, a wrapper: `return self.to("cuda")`)
         // runs only where code calls `.cuda()` on such an object, and that call is a site of its
         // own; a program that uses the class without it places nothing there.
@@ -699,6 +708,9 @@ struct ModelBuilder {
       }
       if (pinned_cpu) accel = false;
       p.uses_accelerator = accel;
+      p.trains = p.has_opt_step || p.has_backward || lightning;
+      for (Module* m : p.members)
+        if (!p.trains) p.trains = any_runs(*m, facts[m->index].trainers);
       if (!accel) {
         p.accel_mod = nullptr;
         p.accel_node = kNone;

@@ -55,7 +55,7 @@ void check_dataloader_no_pin_memory(RuleContext& ctx) {
     if (!is_dataloader_ctor(c.qname)) continue;
     // the loader is built in a program that trains on an accelerator, not only defined in a
     // module one imports (a library's demo or test fixture no entry script runs)
-    if (!ctx.model.runs_in_accelerator_program(ctx.mod, c.node)) continue;
+    if (!ctx.model.runs_in_training_accelerator_program(ctx.mod, c.node)) continue;
     // rows of token ids tokenized ahead, or indices whose features the step gathers itself: a
     // batch is a few KB, and pinning it saves microseconds; samples of strings and numbers hold no
     // tensor to pin, and samples already on the accelerator cannot be pinned at all

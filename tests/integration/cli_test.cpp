@@ -26,7 +26,8 @@ namespace {
 // ---- realistic training snippets ------------------------------------------------------------
 
 
-// TL301 at 5:9; TL201 and TL202 at 7:10. Nothing else under the full catalog (no training loop).
+// TL301 at 5:9; TL201 and TL202 at 7:10. Nothing else under the full catalog (it trains, with one
+// optimizer step, but has no training loop).
 const char* kMulti = R"(import torch
 import torch.nn as nn
 from torch.utils.data import DataLoader
@@ -34,6 +35,7 @@ from torch.utils.data import DataLoader
 model = nn.DataParallel(nn.Linear(16, 2)).cuda()
 ds = torch.load("features.pt", map_location="cpu")
 loader = DataLoader(ds)
+torch.optim.SGD(model.parameters(), lr=0.1).step()
 )";
 
 // TL204 (info) at 13:16 only, under the full catalog.
