@@ -1,5 +1,7 @@
 // TL204 pil-decode: PIL image decoding on the data path, or an ImageFolder/DatasetFolder that
 // uses the default (PIL) loader.
+#include <unordered_map>
+
 #include "rules/python/common.h"
 #include "rules/python/rules.h"
 
@@ -15,24 +17,37 @@ bool is_default_loader(std::string_view q) {
 
 }  // namespace
 
+// One finding per function: its other decodes (the other branch of `if self.cache_mode:` or of an
+// RGB/grayscale switch, the sample's label map or depth image) are notes of the first, which one
+// change to the dataset's decoding covers.
 void check_pil_decode(RuleContext& ctx) {
   const auto& t = ctx.tree;
-  for (auto& c : ctx.mod.calls) {
-    if (c.qname == "PIL.Image.open") {
-      const py::DataPathInfo* dp = ctx.model.data_path(c.fn);
-      if (!dp) continue;
-      std::vector<Note> notes;
-      notes.push_back(RuleContext::note_at(*dp->root->mod, dp->root->def, "on the data path: " + dp->desc));
-      for (const py::Call* ch : dp->chain) {
-        const py::Module* cm = ch->mod;
-        notes.push_back(RuleContext::note_at(*cm, ch->node, "called from here for every sample"));
-      }
-      ctx.report(c.node,
-                 "images are decoded with PIL for every sample (`PIL.Image.open`): PIL decoding is CPU-bound and "
-                 "often the slowest stage of the input pipeline; " + std::string(kFaster),
-                 std::move(notes));
-      continue;
+  std::vector<std::vector<const py::Call*>> groups;  // the decodes of each function, in source order
+  std::unordered_map<const py::Function*, size_t> group_of;
+  for (auto& c : ctx.mod.calls)
+    if (c.qname == "PIL.Image.open" && ctx.model.data_path(c.fn)) {
+      auto [it, fresh] = group_of.emplace(c.fn, groups.size());
+      if (fresh) groups.emplace_back();
+      groups[it->second].push_back(&c);
     }
+  for (auto& g : groups) {
+    const py::DataPathInfo* dp = ctx.model.data_path(g.front()->fn);
+    std::vector<Note> notes;
+    notes.push_back(RuleContext::note_at(*dp->root->mod, dp->root->def, "on the data path: " + dp->desc));
+    for (const py::Call* ch : dp->chain) {
+      const py::Module* cm = ch->mod;
+      notes.push_back(RuleContext::note_at(*cm, ch->node, "called from here for every sample"));
+    }
+    for (size_t k = 1; k < g.size(); ++k)
+      notes.push_back(RuleContext::note_at(ctx.mod, g[k]->node,
+                                           "another PIL decode of the same function (another branch, or another "
+                                           "image of the sample): the same change covers it"));
+    ctx.report(g.front()->node,
+               "images are decoded with PIL for every sample (`PIL.Image.open`): PIL decoding is CPU-bound and "
+               "often the slowest stage of the input pipeline; " + std::string(kFaster),
+               std::move(notes));
+  }
+  for (auto& c : ctx.mod.calls) {
     bool image_folder = qname_in(c.qname, {"torchvision.datasets.ImageFolder", "torchvision.datasets.folder.ImageFolder"});
     bool dataset_folder = qname_in(c.qname, {"torchvision.datasets.DatasetFolder", "torchvision.datasets.folder.DatasetFolder"});
     if (!image_folder && !dataset_folder) continue;
