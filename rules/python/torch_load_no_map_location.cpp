@@ -7,6 +7,7 @@
 // names (a cache of converted examples, a tokenizer's vocabulary).
 #include <algorithm>
 #include <cctype>
+#include <map>
 
 #include "rules/python/common.h"
 #include "rules/python/fix_edits.h"
@@ -477,7 +478,13 @@ bool preprocessed_data_file(const py::ProgramModel& pm, const py::Module& m, con
          !has(names, {"model", "ckpt", "checkpoint", "state", "weight", "optim", "param"});
 }
 
+// One finding per file and function: the loads of the same path in one function (`if opt.FT:
+// model.load_state_dict(torch.load(opt.saved_model), strict=False)` / `else:
+// model.load_state_dict(torch.load(opt.saved_model))`) are one cause, told at the first, with a
+// note and a fix edit at each of the others.
 void check_torch_load_no_map_location(RuleContext& ctx) {
+  std::vector<std::vector<const py::Call*>> groups;
+  std::map<std::pair<const py::Function*, std::string>, size_t> group_of;
   for (auto& c : ctx.mod.calls) {
     if (!is_load(c)) continue;
     if (ctx.model.keyword_arg(ctx.mod, c, "map_location") != py::kNone) continue;
@@ -492,13 +499,33 @@ void check_torch_load_no_map_location(RuleContext& ctx) {
     if (restores_scheduler(ctx.model, ctx.mod, c)) continue;
     if (sibling_maps(ctx.model, ctx.mod, c)) continue;
     if (preprocessed_data_file(ctx.model, ctx.mod, c)) continue;
-    Finding& f = ctx.report(c.node, "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load on a "
-                       "CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`");
+    NodeId arg = file_arg(ctx.model, ctx.mod, c, 0);
+    std::string key = arg != kNone ? std::string(ctx.tree.text(arg)) : "#" + std::to_string(c.node);
+    auto [it, fresh] = group_of.emplace(std::make_pair(c.fn, std::move(key)), groups.size());
+    if (fresh) groups.emplace_back();
+    groups[it->second].push_back(&c);
+  }
+  for (auto& g : groups) {
+    std::vector<Note> notes;
+    for (size_t k = 1; k < g.size(); ++k)
+      notes.push_back(RuleContext::note_at(ctx.mod, g[k]->node, "the same file loaded here too, also without "
+                                                                "`map_location`"));
+    Finding& f = ctx.report(g.front()->node,
+                            "`torch.load` without `map_location`: a checkpoint saved from GPU tensors fails to load "
+                            "on a CPU-only machine (and lands on the saving GPU elsewhere); pass `map_location=`",
+                            std::move(notes));
     // Unsafe: the loaded tensors then live on the CPU, which code using them directly may not expect.
     Fix fix;
     fix.title = "Pass `map_location=\"cpu\"`";
     fix.applicability = Applicability::Unsafe;
-    fix.edits = add_argument(ctx.mod, c.node, "map_location=\"cpu\"");
+    for (const py::Call* c : g) {
+      auto edits = add_argument(ctx.mod, c->node, "map_location=\"cpu\"");
+      if (edits.empty()) {
+        fix.edits.clear();
+        break;
+      }
+      fix.edits.insert(fix.edits.end(), edits.begin(), edits.end());
+    }
     if (!fix.edits.empty()) f.fix = std::move(fix);
   }
 }
