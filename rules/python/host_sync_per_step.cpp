@@ -711,6 +711,40 @@ void check_host_sync_per_step(RuleContext& ctx) {
       if (cur == py::kNone) break;
     }
   }
+  // A read in another branch of an `if` than an earlier one of the same step (`if distributed:
+  // loss_value = reduce(loss).item()` / `else: loss_value = loss.item()`): one of them runs each
+  // step, so they are one finding, at the first, with the other as its note.
+  std::vector<std::vector<size_t>> other_branch(sites.size());
+  auto branch_of = [&](py::NodeId ifs, py::NodeId n) -> py::NodeId {  // the child of `ifs` holding n
+    for (py::NodeId k = t.first_child(ifs); k != py::kNone; k = t.next_sibling(k))
+      if (n >= k && n < t[k].subtree_end) return k;
+    return py::kNone;
+  };
+  auto exclusive = [&](py::NodeId a, py::NodeId b) {
+    for (py::NodeId x = t.parent(a); x != py::kNone; x = t.parent(x)) {
+      if (t.is(x, py::K::FunctionDefinition) || t.is(x, py::K::ForStatement) || t.is(x, py::K::WhileStatement))
+        return false;
+      if (!t.is(x, py::K::IfStatement) || b < x || b >= t[x].subtree_end) continue;
+      py::NodeId ba = branch_of(x, a), bb = branch_of(x, b);
+      auto is_branch = [&](py::NodeId k) {
+        return k != py::kNone && (k == t.field(x, py::F::Consequence) || t.is(k, py::K::ElseClause) ||
+                                  t.is(k, py::K::ElifClause));
+      };
+      return ba != bb && is_branch(ba) && is_branch(bb);
+    }
+    return false;
+  };
+  for (size_t k = 0; k < sites.size(); ++k) {
+    if (leader[k] != k || dropped[k]) continue;
+    for (size_t i = 0; i < k; ++i) {
+      if (leader[i] != i || dropped[i] || sites[i].sc.loop_node != sites[k].sc.loop_node ||
+          sites[i].sc.loop_mod != sites[k].sc.loop_mod || !exclusive(sites[i].stmt, sites[k].stmt))
+        continue;
+      leader[k] = i;
+      other_branch[i].push_back(k);
+      break;
+    }
+  }
   for (size_t i = 0; i < sites.size(); ++i) {
     if (leader[i] != i || dropped[i]) continue;
     Finding& f = ctx.report_per_step(sites[i].node, sites[i].message, sites[i].sc);
@@ -718,6 +752,15 @@ void check_host_sync_per_step(RuleContext& ctx) {
       f.notes.push_back(RuleContext::note_at(ctx.mod, sites[k].node,
                                              "another read of this step, after this one with only light work between: "
                                              "it waits for the few kernels queued since; read it with the others"));
+    for (size_t k : other_branch[i]) {
+      f.notes.push_back(RuleContext::note_at(ctx.mod, sites[k].node,
+                                             "the same read in another branch of the `if`: one of them runs each step"));
+      for (size_t j : followers[k])
+        f.notes.push_back(RuleContext::note_at(ctx.mod, sites[j].node,
+                                               "another read of this step, after this one with only light work "
+                                               "between: it waits for the few kernels queued since; read it with the "
+                                               "others"));
+    }
   }
 }
 
