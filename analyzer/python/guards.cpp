@@ -282,7 +282,16 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
     };
     // Only a periodic skip (`if i % k: continue`) makes the rest periodic; a warm-up or
     // bad-batch skip (`if step < warmup: continue`) leaves it running on (almost) every step.
-    if (exits_periodically(g, s, false, false, 0) || exits_periodically(g, s, false, trained(), 0)) return true;
+    if (exits_periodically(g, s, false, false, 0)) return true;
+    // a moving threshold needs an ordering comparison in the test; only then is the block read
+    // for training work (once per such `if`)
+    bool ordering = false;
+    for (NodeId x = s; x < t[s].subtree_end && !ordering; ++x)
+      if (t.is(x, K::ComparisonOperator)) {
+        std::string_view op = t.operator_text(x);
+        ordering = op == "<" || op == "<=" || op == ">" || op == ">=";
+      }
+    if (ordering && trained() && exits_periodically(g, s, false, true, 0)) return true;
   }
   return false;
 }

@@ -597,7 +597,9 @@ struct ModelBuilder {
         if (is_backward(c)) mf.backward.push_back(c.node);
         if (!c.target_class && !c.target && !c.qname.empty() && !c.qname.starts_with("builtins.")) {
           std::string_view leaf = last_component(c.qname);
-          if (leaf.ends_with("Trainer") || leaf == "Runner" || c.qname.starts_with("ignite.engine."))
+          if (leaf.ends_with("Trainer") || leaf == "Runner" || c.qname.ends_with("Runner.from_cfg") ||
+              c.qname == "ignite.engine.Engine" || c.qname == "ignite.engine.create_supervised_trainer" ||
+              c.qname == "ignite.engine.engine.Engine")
             mf.trainers.push_back(c.node);
         }
         // A class's own `def cuda(self)` (a spec, a container, a wrapper: `return self.to("cuda")`)
@@ -1160,8 +1162,8 @@ struct ModelBuilder {
         "append", "extend", "update", "pop", "format", "join", "split", "strip", "replace", "startswith",
         "endswith", "lower", "upper", "write", "flush", "close", "set_description", "set_postfix", "view",
         "reshape", "squeeze", "unsqueeze", "permute", "contiguous", "float", "long", "int", "half", "double",
-        "type", "copy", "clone", "sort", "index", "count", "decode", "encode", "shape", "numel", "print", "info",
-        "debug", "warning", "is_contiguous", "dtype", "flatten", "tobytes", "astype"};
+        "type", "copy", "clone", "sort", "index", "count", "shape", "numel", "print", "info", "debug", "warning",
+        "is_contiguous", "dtype", "flatten", "tobytes", "astype"};
     for (uint32_t ci : calls) {
       const Call& c = m.calls[ci];
       std::string_view q = c.qname;
@@ -1170,10 +1172,14 @@ struct ModelBuilder {
         if (f.reaches_backward || f.reaches_opt_step || depth >= 3) return false;
         int8_t& known = memo[f.id];
         if (known < 0) {
-          known = 0;  // a recursive call handles more than data
-          known = only_handles_data(*f.mod, f.calls, memo, depth + 1) ? 1 : 0;
+          known = 0;  // a recursive call handles more than data (for now)
+          bool data = only_handles_data(*f.mod, f.calls, memo, depth + 1);
+          // a "no" found below the top may come from the depth limit or a recursion still open:
+          // asked again, from the top, it is worked out afresh
+          known = data ? 1 : depth == 0 ? 0 : -1;
+          if (!data) return false;
         }
-        if (!known) return false;
+        if (known == 0) return false;
         continue;
       }
       if (c.target_class) return false;

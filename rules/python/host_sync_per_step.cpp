@@ -243,7 +243,8 @@ bool collects_output(const RuleContext& ctx, const py::Call& c, const py::StepCo
 // helper handing its caller lists), into a list grown with `+=`, or into a name bound before the
 // loop (an accumulator: `preds = logits.cpu().numpy()` under `if preds is None:`). A copy kept
 // for arithmetic in the iteration (`correct = (pred == y).cpu()`) is not the loop's output.
-bool output_use(const py::ProgramModel& model, const py::Module& m, const py::Call& c, py::NodeId loop_node) {
+bool output_use(const py::ProgramModel& model, const py::Module& m, const py::Call& c, const py::Module* loop_mod,
+                py::NodeId loop_node) {
   const auto& t = m.tree;
   py::NodeId e = c.node;
   for (int depth = 0; depth < 8; ++depth) {  // the method chain: .cpu().numpy().tolist()
@@ -279,13 +280,17 @@ bool output_use(const py::ProgramModel& model, const py::Module& m, const py::Ca
                                                       "builtins.len", "builtins.round", "builtins.sum",
                                                       "builtins.max", "builtins.min", "builtins.abs"});
   }
-  if (t.is(p, py::K::Assignment) && t.field(p, py::F::Right) == e) {
+  // an accumulator: only in the loop's own function (a helper's locals are no accumulator of the
+  // loop), bound before the loop
+  if (t.is(p, py::K::Assignment) && t.field(p, py::F::Right) == e && &m == loop_mod && loop_node != py::kNone &&
+      c.node > loop_node && c.node < t[loop_node].subtree_end) {
     py::NodeId left = t.field(p, py::F::Left);
-    if (left == py::kNone || !t.is(left, py::K::Identifier) || loop_node == py::kNone) return false;
+    if (left == py::kNone || !t.is(left, py::K::Identifier)) return false;
     const py::Bindings* bs = model.bindings_of(m, left);
     if (!bs) return false;
+    const py::Function* loop_fn = m.enclosing_function(loop_node);
     for (const py::Binding& b : *bs)
-      if (b.stmt != py::kNone && (b.stmt < loop_node || b.stmt >= t[loop_node].subtree_end)) return true;
+      if (b.stmt != py::kNone && b.stmt < loop_node && m.enclosing_function(b.stmt) == loop_fn) return true;
   }
   return false;
 }
@@ -300,17 +305,20 @@ bool copies_outputs_every_step(const RuleContext& ctx, const py::StepContext& sc
   if (sc.kind != py::LoopKind::EvalStep || !sc.loop_mod || sc.loop_node == py::kNone) return false;
   const py::Module& lm = *sc.loop_mod;
   const auto& lt = lm.tree;
-  auto transfer = [&](const py::Module& m, const py::Call& c) {
+  // a copy of a tensor to the host (not of a scalar: `loss.detach().cpu().item()` is a read)
+  auto copies = [&](const py::Module& m, const py::Call& c) {
     if (c.receiver == py::kNone || !(c.method == "cpu" || c.method == "numpy" || c.method == "tolist") ||
         ctx.model.positional_count(m, c) != 0)
       return false;
-    // `loss.detach().cpu().item()`: a scalar read, not a copy of outputs
     if (py::NodeId up = m.tree.parent(c.node); up != py::kNone && m.tree.is(up, py::K::Attribute))
       if (py::NodeId name = m.tree.field(up, py::F::Attribute); name != py::kNone && m.tree.text(name) == "item")
         return false;
-    if (!output_use(ctx.model, m, c, sc.loop_node)) return false;
     if (&m == &ctx.mod) return !sync_of(ctx, c).empty();
     return ctx.model.type_of(m, c.receiver) == TypeKind::Tensor;
+  };
+  // such a copy whose value is the loop's output (output_use)
+  auto transfer = [&](const py::Module& m, const py::Call& c) {
+    return copies(m, c) && output_use(ctx.model, m, c, &lm, sc.loop_node);
   };
   const py::Loop* L = ctx.model.loop_of(lm, sc.loop_node);
   if (!L) {
@@ -332,9 +340,9 @@ bool copies_outputs_every_step(const RuleContext& ctx, const py::StepContext& sc
     };
     for (uint32_t ci : hook->calls) {
       const py::Call& c = lm.calls[ci];
-      if (!transfer(lm, c)) continue;
+      if (!copies(lm, c)) continue;
       py::NodeId st = py::ProgramModel::statement_of(lt, c.node);
-      if (lt.is(st, py::K::ReturnStatement)) return true;
+      if (lt.is(st, py::K::ReturnStatement) && output_use(ctx.model, lm, c, &lm, sc.loop_node)) return true;
       py::NodeId a = lt.is(st, py::K::ExpressionStatement) ? lt.first_named_child(st) : py::kNone;
       if (a != py::kNone && lt.is(a, py::K::Assignment)) {
         py::NodeId left = lt.field(a, py::F::Left);
@@ -354,6 +362,14 @@ bool copies_outputs_every_step(const RuleContext& ctx, const py::StepContext& sc
   };
   // both branches of an `if` that runs every step copy (`if preds is None: preds = x.cpu().numpy()
   // else: preds = np.append(preds, x.cpu().numpy(), axis=0)`)
+  // no condition between `n` and the block `top` that holds it (no `if`, `elif`, ternary, `and`/`or`)
+  auto direct_in = [&](py::NodeId n, py::NodeId top) {
+    for (py::NodeId x = lt.parent(n); x != py::kNone && x != top; x = lt.parent(x))
+      if (lt.is(x, py::K::IfStatement) || lt.is(x, py::K::ElifClause) || lt.is(x, py::K::ElseClause) ||
+          lt.is(x, py::K::ConditionalExpression) || lt.is(x, py::K::BooleanOperator))
+        return false;
+    return true;
+  };
   auto in_every_branch = [&](const py::Call& c) {
     py::NodeId ifs = py::kNone, branch = py::kNone;
     for (py::NodeId x = c.node; x != py::kNone && x != sc.loop_node; x = lt.parent(x)) {
@@ -364,6 +380,7 @@ bool copies_outputs_every_step(const RuleContext& ctx, const py::StepContext& sc
         break;
       }
     }
+    if (branch == py::kNone || !direct_in(c.node, branch)) return false;
     if (ifs == py::kNone || !lt.is(ifs, py::K::IfStatement)) return false;
     std::vector<py::NodeId> blocks{lt.field(ifs, py::F::Consequence)};
     for (py::NodeId k : lt.named_child_range(ifs)) {
@@ -374,12 +391,13 @@ bool copies_outputs_every_step(const RuleContext& ctx, const py::StepContext& sc
     }
     if (blocks.size() != 2 || blocks[0] == py::kNone) return false;
     py::NodeId other = blocks[0] == branch ? blocks[1] : blocks[0];
-    bool copies = false;
+    bool other_copies = false;
     for (uint32_t ci : L->calls) {
       const py::Call& o = lm.calls[ci];
-      if (o.node > other && o.node < lt[other].subtree_end && transfer(lm, o)) copies = true;
+      if (o.node > other && o.node < lt[other].subtree_end && direct_in(o.node, other) && transfer(lm, o))
+        other_copies = true;
     }
-    return copies && unconditional(ifs) && ctx.model.runs_every_step_of(lm, ifs, lm, sc.loop_node);
+    return other_copies && unconditional(ifs) && ctx.model.runs_every_step_of(lm, ifs, lm, sc.loop_node);
   };
   for (uint32_t ci : L->calls) {
     const py::Call& c = lm.calls[ci];

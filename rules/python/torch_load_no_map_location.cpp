@@ -462,7 +462,9 @@ bool preprocessed_data_file(const py::ProgramModel& pm, const py::Module& m, con
   if (t.is(arg, K::Identifier))
     if (auto* bs = pm.bindings_of(m, arg))
       for (auto& b : *bs)
-        if (b.kind == py::Binding::Kind::Assign && b.value != kNone) (values += ' ') += t.text(b.value);
+        if (b.kind == py::Binding::Kind::Assign && b.value != kNone &&
+            t.text(b.value).find("cached_path(") == std::string_view::npos)  // a download helper's weights
+          (values += ' ') += t.text(b.value);
   if (NodeId p = t.parent(load.node); p != kNone && t.is(p, K::Assignment) && t.field(p, F::Right) == load.node)
     (names += ' ') += t.text(t.field(p, F::Left));
   for (std::string* s : {&names, &values})
@@ -499,8 +501,16 @@ void check_torch_load_no_map_location(RuleContext& ctx) {
     if (restores_scheduler(ctx.model, ctx.mod, c)) continue;
     if (sibling_maps(ctx.model, ctx.mod, c)) continue;
     if (preprocessed_data_file(ctx.model, ctx.mod, c)) continue;
+    // the same path: the same expression, unless it names a `with`/`for` target (`f` of two
+    // `with open(...) as f:` blocks is two files)
     NodeId arg = file_arg(ctx.model, ctx.mod, c, 0);
-    std::string key = arg != kNone ? std::string(ctx.tree.text(arg)) : "#" + std::to_string(c.node);
+    bool same_text_same_file = arg != kNone;
+    if (arg != kNone && ctx.tree.is(arg, K::Identifier))
+      if (auto* bs = ctx.model.bindings_of(ctx.mod, arg))
+        for (auto& b : *bs)
+          if (b.kind == py::Binding::Kind::WithTarget || b.kind == py::Binding::Kind::ForTarget)
+            same_text_same_file = false;
+    std::string key = same_text_same_file ? std::string(ctx.tree.text(arg)) : "#" + std::to_string(c.node);
     auto [it, fresh] = group_of.emplace(std::make_pair(c.fn, std::move(key)), groups.size());
     if (fresh) groups.emplace_back();
     groups[it->second].push_back(&c);
