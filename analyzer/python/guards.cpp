@@ -273,11 +273,19 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
     if (!t.is(s, K::IfStatement)) continue;
     // a backward pass or an optimizer step before the exit in the block, or in what it calls
     auto trained = [&] {
+      auto trains = [&](const Call& c) {
+        return c.node > block && c.node < s &&
+               (ProgramModel::is_backward(c) || g.model->is_optimizer_step(*g.mod, c) ||
+                (c.target && (c.target->reaches_backward || c.target->reaches_opt_step)));
+      };
+      // the calls of the function holding the block (a module's own calls at its top level)
+      if (const Function* f = g.mod->enclosing_function(s)) {
+        for (uint32_t ci : f->calls)
+          if (trains(g.mod->calls[ci])) return true;
+        return false;
+      }
       for (const Call& c : g.mod->calls)
-        if (c.node > block && c.node < s &&
-            (ProgramModel::is_backward(c) || g.model->is_optimizer_step(*g.mod, c) ||
-             (c.target && (c.target->reaches_backward || c.target->reaches_opt_step))))
-          return true;
+        if (trains(c)) return true;
       return false;
     };
     // Only a periodic skip (`if i % k: continue`) makes the rest periodic; a warm-up or

@@ -36,20 +36,25 @@ void check_cudnn_benchmark_off(RuleContext& ctx) {
     // is a decision too: benchmark mode picks its algorithms nondeterministically.
     bool sets = ctx.facts.any_site_in_program(ctx.model, *p, "decides-cudnn-algorithms", [](const py::Module& m) {
       std::vector<py::NodeId> out;
+      const py::Tree& t = m.tree;
+      auto decides = [&](py::NodeId target) {
+        // the attribute's last name first: most assignments are to other names (no string built)
+        if (target == py::kNone || !t.is(target, py::K::Attribute)) return false;
+        py::NodeId name = t.field(target, py::F::Attribute);
+        if (name == py::kNone || (t.text(name) != "benchmark" && t.text(name) != "deterministic")) return false;
+        std::string d = py::dotted_text(t, target);
+        return d.ends_with("cudnn.benchmark") || d.ends_with("cudnn.deterministic");
+      };
       for (py::NodeId a : m.assignments) {
+        py::NodeId left = t.field(a, py::F::Left);
+        bool decided = decides(left);
         // also one target of several: `cudnn.benchmark, cudnn.deterministic = True, False`
-        py::NodeId left = m.tree.field(a, py::F::Left);
-        std::vector<py::NodeId> targets{left};
-        if (left != py::kNone && (m.tree.is(left, py::K::PatternList) || m.tree.is(left, py::K::TuplePattern) ||
-                                  m.tree.is(left, py::K::Tuple) || m.tree.is(left, py::K::ExpressionList)))
-          targets = m.tree.named_children(left);
-        for (py::NodeId target : targets) {
-          std::string d = py::dotted_text(m.tree, target);
-          if (d.ends_with("cudnn.benchmark") || d.ends_with("cudnn.deterministic")) {
-            out.push_back(a);
-            break;
-          }
-        }
+        if (!decided && left != py::kNone &&
+            (t.is(left, py::K::PatternList) || t.is(left, py::K::TuplePattern) || t.is(left, py::K::Tuple) ||
+             t.is(left, py::K::ExpressionList)))
+          for (py::NodeId target : t.named_child_range(left))
+            if (!decided) decided = decides(target);
+        if (decided) out.push_back(a);
       }
       for (auto& c : m.calls)
         if (c.qname == "torch.use_deterministic_algorithms") out.push_back(c.node);
