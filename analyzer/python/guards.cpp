@@ -166,6 +166,13 @@ namespace {
 // (`if not self.should_log(step): return` over `return step == 1 or step % self.log_freq == 0`).
 // A name the function binds once to such a test counts too (`should_log = self.should_log(step)`
 // then `if not should_log: return`).
+// `a < b`, `a <= b`, `a > b`, `a >= b`: a test a moving threshold can be
+bool ordering_comparison(const Tree& t, NodeId x) {
+  if (!t.is(x, K::ComparisonOperator)) return false;
+  std::string_view op = t.operator_text(x);
+  return op == "<" || op == "<=" || op == ">" || op == ">=";
+}
+
 bool periodic(const GuardContext& g, NodeId cond, bool moving_ok, int depth = 0) {
   const Tree& t = g.mod->tree;
   if (has_modulo(t, cond)) return true;
@@ -177,9 +184,7 @@ bool periodic(const GuardContext& g, NodeId cond, bool moving_ok, int depth = 0)
   // new data (`if current_version <= last_trained: continue`), and what follows is the step. A
   // warm-up or resume skip (`if step < args.warmup: continue`) compares with a bound that stays.
   for (NodeId x = cond; moving_ok && x < t[cond].subtree_end; ++x) {
-    if (!t.is(x, K::ComparisonOperator)) continue;
-    std::string_view op = t.operator_text(x);
-    if (op != "<" && op != "<=" && op != ">" && op != ">=") continue;
+    if (!ordering_comparison(t, x)) continue;
     auto sides = t.named_children(x);
     if (sides.size() == 2 && is_varying_expr(g, sides[0]) && is_varying_expr(g, sides[1])) return true;
   }
@@ -294,11 +299,7 @@ bool skipped_by_early_exit(const GuardContext& g, NodeId block, NodeId child) {
     // a moving threshold needs an ordering comparison in the test; only then is the block read
     // for training work (once per such `if`)
     bool ordering = false;
-    for (NodeId x = s; x < t[s].subtree_end && !ordering; ++x)
-      if (t.is(x, K::ComparisonOperator)) {
-        std::string_view op = t.operator_text(x);
-        ordering = op == "<" || op == "<=" || op == ">" || op == ">=";
-      }
+    for (NodeId x = s; x < t[s].subtree_end && !ordering; ++x) ordering = ordering_comparison(t, x);
     if (ordering && trained() && exits_periodically(g, s, false, true, 0)) return true;
   }
   return false;

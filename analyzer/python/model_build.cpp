@@ -1162,7 +1162,7 @@ struct ModelBuilder {
         "append", "extend", "update", "pop", "format", "join", "split", "strip", "replace", "startswith",
         "endswith", "lower", "upper", "write", "flush", "close", "set_description", "set_postfix", "view",
         "reshape", "squeeze", "unsqueeze", "permute", "contiguous", "float", "long", "int", "half", "double",
-        "type", "copy", "clone", "sort", "index", "count", "shape", "numel", "print", "info", "debug", "warning",
+        "type", "copy", "clone", "sort", "index", "count", "shape", "print", "info", "debug", "warning",
         "is_contiguous", "dtype", "flatten", "tobytes", "astype"};
     for (uint32_t ci : calls) {
       const Call& c = m.calls[ci];

@@ -325,9 +325,7 @@ bool copies_outputs_every_step(const RuleContext& ctx, const py::StepContext& sc
     // an evaluation hook (`validation_step`) that returns its outputs on the host, directly or
     // through a name (`preds = logits.cpu().numpy()` ... `return {"pred": preds}`)
     if (!lt.is(sc.loop_node, py::K::FunctionDefinition)) return false;
-    const py::Function* hook = nullptr;
-    for (auto& f : lm.functions)
-      if (f->def == sc.loop_node) hook = f.get();
+    const py::Function* hook = lm.function_of_def(sc.loop_node);
     if (!hook || hook->body == py::kNone) return false;
     std::vector<py::NodeId> returns;
     for (py::NodeId n = hook->body; n < lt[hook->body].subtree_end; ++n)
@@ -351,25 +349,19 @@ bool copies_outputs_every_step(const RuleContext& ctx, const py::StepContext& sc
     }
     return false;
   }
-  // on every path through the loop's body: in no `if` of it (nested loops, `with` and `try` are
-  // fine), so that it runs whenever any read of the iteration does
-  auto unconditional = [&](py::NodeId n) {
-    for (py::NodeId x = lt.parent(n); x != py::kNone && x != sc.loop_node; x = lt.parent(x))
+  // no condition between `n` and `top`, which holds it: no `if`, `elif`, `else`, ternary, `and`/`or`
+  // or `except` (nested loops, `with` and `try` bodies are fine), so that `n` runs whenever `top` does
+  auto direct_in = [&](py::NodeId n, py::NodeId top) {
+    for (py::NodeId x = lt.parent(n); x != py::kNone && x != top; x = lt.parent(x))
       if (lt.is(x, py::K::IfStatement) || lt.is(x, py::K::ElifClause) || lt.is(x, py::K::ElseClause) ||
           lt.is(x, py::K::ConditionalExpression) || lt.is(x, py::K::BooleanOperator) || lt.is(x, py::K::ExceptClause))
         return false;
     return true;
   };
+  // on every path through the loop's body, so that it runs whenever any read of the iteration does
+  auto unconditional = [&](py::NodeId n) { return direct_in(n, sc.loop_node); };
   // both branches of an `if` that runs every step copy (`if preds is None: preds = x.cpu().numpy()
   // else: preds = np.append(preds, x.cpu().numpy(), axis=0)`)
-  // no condition between `n` and the block `top` that holds it (no `if`, `elif`, ternary, `and`/`or`)
-  auto direct_in = [&](py::NodeId n, py::NodeId top) {
-    for (py::NodeId x = lt.parent(n); x != py::kNone && x != top; x = lt.parent(x))
-      if (lt.is(x, py::K::IfStatement) || lt.is(x, py::K::ElifClause) || lt.is(x, py::K::ElseClause) ||
-          lt.is(x, py::K::ConditionalExpression) || lt.is(x, py::K::BooleanOperator))
-        return false;
-    return true;
-  };
   auto in_every_branch = [&](const py::Call& c) {
     py::NodeId ifs = py::kNone, branch = py::kNone;
     for (py::NodeId x = c.node; x != py::kNone && x != sc.loop_node; x = lt.parent(x)) {
@@ -763,21 +755,20 @@ void check_host_sync_per_step(RuleContext& ctx) {
       break;
     }
   }
-  for (size_t i = 0; i < sites.size(); ++i) {
-    if (leader[i] != i || dropped[i]) continue;
-    Finding& f = ctx.report_per_step(sites[i].node, sites[i].message, sites[i].sc);
-    for (size_t k : followers[i])
+  auto follower_notes = [&](Finding& f, size_t leader_site) {
+    for (size_t k : followers[leader_site])
       f.notes.push_back(RuleContext::note_at(ctx.mod, sites[k].node,
                                              "another read of this step, after this one with only light work between: "
                                              "it waits for the few kernels queued since; read it with the others"));
+  };
+  for (size_t i = 0; i < sites.size(); ++i) {
+    if (leader[i] != i || dropped[i]) continue;
+    Finding& f = ctx.report_per_step(sites[i].node, sites[i].message, sites[i].sc);
+    follower_notes(f, i);
     for (size_t k : other_branch[i]) {
       f.notes.push_back(RuleContext::note_at(ctx.mod, sites[k].node,
                                              "the same read in another branch of the `if`: one of them runs each step"));
-      for (size_t j : followers[k])
-        f.notes.push_back(RuleContext::note_at(ctx.mod, sites[j].node,
-                                               "another read of this step, after this one with only light work "
-                                               "between: it waits for the few kernels queued since; read it with the "
-                                               "others"));
+      follower_notes(f, k);
     }
   }
 }
